@@ -1,0 +1,492 @@
+//! The end-to-end harness: runs the real `gw` binary against throwaway git repositories
+//! with `file://` origins, in a hermetic environment (temporary `HOME` and `GROVE_HOME`,
+//! no host git config, fixed identity and locale).
+//!
+//! The binary is `$GW_BIN` when set (`cargo xtask e2e` sets it to the release build), else
+//! the debug build that `cargo build -p gw` produces, built once per test process.
+#![allow(clippy::disallowed_methods, clippy::print_stderr)]
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// The `gw` binary under test.
+pub fn gw_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(p) = std::env::var_os("GW_BIN") {
+            return PathBuf::from(p);
+        }
+        build_bin("gw")
+    })
+}
+
+/// Builds a binary of this workspace with cargo and returns its path.
+pub fn build_bin(name: &str) -> PathBuf {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let out = Command::new(cargo)
+        .args([
+            "build",
+            "--quiet",
+            "--message-format=json",
+            "--bin",
+            name,
+            "--manifest-path",
+        ])
+        .arg(&manifest)
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("cargo runs");
+    assert!(out.status.success(), "cargo build --bin {name} failed");
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if msg["reason"] == "compiler-artifact"
+            && msg["target"]["name"] == name
+            && let Some(exe) = msg["executable"].as_str()
+        {
+            return PathBuf::from(exe);
+        }
+    }
+    panic!("cargo did not report an executable for {name}");
+}
+
+/// A temporary world: a home directory, a grove directory, a directory of repositories and
+/// their bare origins.
+pub struct TestEnv {
+    tmp: Option<tempfile::TempDir>,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub grove_home: PathBuf,
+    /// Where source repositories live (`gw init <repos>`).
+    pub repos: PathBuf,
+    /// Bare repositories the sources clone from.
+    pub origins: PathBuf,
+    extra_env: Vec<(String, String)>,
+}
+
+impl Default for TestEnv {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for TestEnv {
+    fn drop(&mut self) {
+        if std::env::var_os("GW_E2E_KEEP").is_some()
+            && let Some(t) = self.tmp.take()
+        {
+            eprintln!("kept test directory {}", t.keep().display());
+        }
+    }
+}
+
+impl TestEnv {
+    pub fn new() -> TestEnv {
+        let tmp = tempfile::Builder::new()
+            .prefix("grove-e2e.")
+            .tempdir()
+            .expect("temp dir");
+        let root = tmp.path().canonicalize().expect("canonical temp dir");
+        let env = TestEnv {
+            home: root.join("home"),
+            grove_home: root.join("home/.grove"),
+            repos: root.join("repos"),
+            origins: root.join("origins"),
+            root,
+            tmp: Some(tmp),
+            extra_env: Vec::new(),
+        };
+        for d in [&env.home, &env.repos, &env.origins, &env.root.join("tmp")] {
+            std::fs::create_dir_all(d).expect("create test dirs");
+        }
+        env
+    }
+
+    /// A new environment with `names` as repositories (each with an origin) and grove
+    /// initialised on them.
+    pub fn with_repos(names: &[&str]) -> TestEnv {
+        let env = TestEnv::new();
+        for n in names {
+            env.repo(n);
+        }
+        env.gw(&["init", env.repos.to_str().unwrap()]).success();
+        env
+    }
+
+    /// Sets an extra environment variable for every `gw` run.
+    pub fn set_env(&mut self, k: &str, v: &str) {
+        self.extra_env.push((k.into(), v.into()));
+    }
+
+    fn hermetic(&self, cmd: &mut Command) {
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("GROVE_HOME", &self.grove_home)
+            .env("TMPDIR", self.root.join("tmp"))
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_SYSTEM", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_COUNT", "3")
+            .env("GIT_CONFIG_KEY_0", "init.defaultBranch")
+            .env("GIT_CONFIG_VALUE_0", "main")
+            .env("GIT_CONFIG_KEY_1", "advice.detachedHead")
+            .env("GIT_CONFIG_VALUE_1", "false")
+            .env("GIT_CONFIG_KEY_2", "protocol.file.allow")
+            .env("GIT_CONFIG_VALUE_2", "always")
+            .env("GIT_AUTHOR_NAME", "Grove Test")
+            .env("GIT_AUTHOR_EMAIL", "test@grove.invalid")
+            .env("GIT_COMMITTER_NAME", "Grove Test")
+            .env("GIT_COMMITTER_EMAIL", "test@grove.invalid")
+            .env("GIT_AUTHOR_DATE", "2001-02-03T04:05:06Z")
+            .env("GIT_COMMITTER_DATE", "2001-02-03T04:05:06Z")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_CEILING_DIRECTORIES", &self.root)
+            .env("LANG", "C")
+            .env("LC_ALL", "C")
+            .env("NO_COLOR", "1")
+            .env("COLUMNS", "100");
+        for (k, v) in &self.extra_env {
+            cmd.env(k, v);
+        }
+    }
+
+    /// A `gw` command with the hermetic environment, run from the test root.
+    pub fn gw_cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(gw_bin());
+        self.hermetic(&mut cmd);
+        cmd.args(args).current_dir(&self.root).stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs `gw args` from the test root.
+    pub fn gw(&self, args: &[&str]) -> Run {
+        self.gw_in(&self.root, args)
+    }
+
+    /// Runs `gw args` from `cwd`.
+    pub fn gw_in(&self, cwd: &Path, args: &[&str]) -> Run {
+        let mut cmd = self.gw_cmd(args);
+        cmd.current_dir(cwd);
+        Run::from(
+            format!("gw {}", args.join(" ")),
+            cmd.output().expect("gw runs"),
+        )
+    }
+
+    /// Runs `gw args` with `input` on stdin.
+    pub fn gw_stdin(&self, args: &[&str], input: &str) -> Run {
+        let mut cmd = self.gw_cmd(args);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("gw runs");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+        Run::from(
+            format!("gw {}", args.join(" ")),
+            child.wait_with_output().expect("gw runs"),
+        )
+    }
+
+    /// Runs a shell line with the hermetic environment (PATH includes the gw under test).
+    pub fn sh(&self, cwd: &Path, script: &str) -> Run {
+        let mut cmd = Command::new("sh");
+        self.hermetic(&mut cmd);
+        let bin_dir = gw_bin().parent().expect("bin dir");
+        let path = format!(
+            "{}:{}",
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        cmd.env("PATH", path)
+            .arg("-c")
+            .arg(script)
+            .current_dir(cwd)
+            .stdin(Stdio::null());
+        Run::from(format!("sh -c {script}"), cmd.output().expect("sh runs"))
+    }
+
+    /// Runs git with the hermetic environment; panics on failure.
+    pub fn git(&self, dir: &Path, args: &[&str]) -> String {
+        let r = self.git_run(dir, args);
+        assert!(
+            r.status == 0,
+            "git {} in {} failed:\n{}",
+            args.join(" "),
+            dir.display(),
+            r
+        );
+        r.stdout.trim_end().to_string()
+    }
+
+    /// Runs git and returns the result whatever the exit status.
+    pub fn git_run(&self, dir: &Path, args: &[&str]) -> Run {
+        let mut cmd = Command::new("git");
+        self.hermetic(&mut cmd);
+        cmd.args(args).current_dir(dir).stdin(Stdio::null());
+        Run::from(
+            format!("git {}", args.join(" ")),
+            cmd.output().expect("git runs"),
+        )
+    }
+
+    /// Creates `repos/<name>`, a clone of a new bare `origins/<name>.git` with one commit
+    /// on `main` pushed (so `origin/main` and `origin/HEAD` exist).
+    pub fn repo(&self, name: &str) -> PathBuf {
+        let origin = self.origins.join(format!("{name}.git"));
+        let path = self.repos.join(name);
+        self.git(
+            &self.origins,
+            &[
+                "init",
+                "-q",
+                "--bare",
+                "-b",
+                "main",
+                origin.to_str().unwrap(),
+            ],
+        );
+        self.git(&self.repos, &["clone", "-q", &self.url(name), name]);
+        std::fs::write(path.join("README.md"), format!("# {name}\n")).unwrap();
+        self.git(&path, &["add", "."]);
+        self.git(&path, &["commit", "-q", "-m", "initial"]);
+        self.git(&path, &["push", "-q", "origin", "main"]);
+        self.git(&path, &["remote", "set-head", "origin", "main"]);
+        path
+    }
+
+    /// A repository without an origin.
+    pub fn local_repo(&self, name: &str) -> PathBuf {
+        let path = self.repos.join(name);
+        std::fs::create_dir_all(&path).unwrap();
+        self.git(&path, &["init", "-q", "-b", "main"]);
+        std::fs::write(path.join("README.md"), format!("# {name}\n")).unwrap();
+        self.git(&path, &["add", "."]);
+        self.git(&path, &["commit", "-q", "-m", "initial"]);
+        path
+    }
+
+    /// The `file://` URL of `name`'s origin.
+    pub fn url(&self, name: &str) -> String {
+        format!(
+            "file://{}",
+            self.origins.join(format!("{name}.git")).display()
+        )
+    }
+
+    /// Commits `file` with `content` in `dir`.
+    pub fn commit(&self, dir: &Path, file: &str, content: &str, message: &str) {
+        let p = dir.join(file);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(p, content).unwrap();
+        self.git(dir, &["add", "--", file]);
+        self.git(dir, &["commit", "-q", "-m", message]);
+    }
+
+    /// Pushes a new commit to `name`'s origin `branch` from a scratch clone, without
+    /// touching `repos/<name>`.
+    pub fn push_upstream(&self, name: &str, branch: &str, file: &str, content: &str) {
+        let scratch = self
+            .root
+            .join("tmp")
+            .join(format!("scratch-{name}-{}", unique()));
+        self.git(
+            &self.root,
+            &["clone", "-q", &self.url(name), scratch.to_str().unwrap()],
+        );
+        let exists = self
+            .git_run(
+                &scratch,
+                &["rev-parse", "--verify", &format!("origin/{branch}")],
+            )
+            .status
+            == 0;
+        if exists {
+            self.git(&scratch, &["checkout", "-q", branch]);
+        } else {
+            self.git(&scratch, &["checkout", "-q", "-b", branch]);
+        }
+        self.commit(
+            &scratch,
+            file,
+            content,
+            &format!("upstream change to {file}"),
+        );
+        self.git(&scratch, &["push", "-q", "origin", branch]);
+        std::fs::remove_dir_all(&scratch).unwrap();
+    }
+
+    pub fn workspace_dir(&self) -> PathBuf {
+        self.grove_home.join("workspaces")
+    }
+
+    /// `state.json` parsed.
+    pub fn state(&self) -> Value {
+        match std::fs::read_to_string(self.grove_home.join("state.json")) {
+            Ok(s) if !s.trim().is_empty() => serde_json::from_str(&s).expect("state.json parses"),
+            _ => Value::Array(vec![]),
+        }
+    }
+
+    /// Asserts that, for every repository under `repos/`, the linked worktrees git has
+    /// registered are exactly those `state.json` records (same path, same branch).
+    #[track_caller]
+    pub fn assert_git_agrees_with_state(&self) {
+        let state = self.state();
+        let mut expected: Vec<(String, String, String)> = Vec::new();
+        for ws in state.as_array().expect("state is an array") {
+            for r in ws["repos"].as_array().expect("repos array") {
+                expected.push((
+                    r["source_repo"].as_str().unwrap().to_string(),
+                    r["worktree_path"].as_str().unwrap().to_string(),
+                    r["branch"].as_str().unwrap().to_string(),
+                ));
+            }
+        }
+        let mut actual = Vec::new();
+        for entry in std::fs::read_dir(&self.repos).unwrap() {
+            let repo = entry.unwrap().path();
+            if !repo.join(".git").is_dir() {
+                continue;
+            }
+            let list = self.git(&repo, &["worktree", "list", "--porcelain"]);
+            for block in list.split("\n\n").skip(1) {
+                let mut path = String::new();
+                let mut branch = String::from("(detached)");
+                for line in block.lines() {
+                    if let Some(p) = line.strip_prefix("worktree ") {
+                        path = p.to_string();
+                    } else if let Some(b) = line.strip_prefix("branch refs/heads/") {
+                        branch = b.to_string();
+                    }
+                }
+                actual.push((repo.to_str().unwrap().to_string(), path, branch));
+            }
+        }
+        expected.sort();
+        actual.sort();
+        // A worktree may have wandered to another branch; compare paths, and branches only
+        // where git reports one.
+        let paths = |v: &[(String, String, String)]| {
+            v.iter()
+                .map(|(s, p, _)| (s.clone(), p.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            paths(&actual),
+            paths(&expected),
+            "git worktree registrations disagree with state.json"
+        );
+    }
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A finished command: its exit status and output.
+pub struct Run {
+    pub command: String,
+    pub status: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(command: String, out: Output) -> Run {
+        Run {
+            command,
+            status: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Asserts exit status 0.
+    #[track_caller]
+    pub fn success(self) -> Run {
+        assert_eq!(self.status, 0, "expected success:\n{self}");
+        self
+    }
+
+    /// Asserts a specific exit status.
+    #[track_caller]
+    pub fn code(self, code: i32) -> Run {
+        assert_eq!(self.status, code, "expected exit {code}:\n{self}");
+        self
+    }
+
+    /// Asserts failure (any non-zero exit).
+    #[track_caller]
+    pub fn failure(self) -> Run {
+        assert_ne!(self.status, 0, "expected failure:\n{self}");
+        self
+    }
+
+    /// stdout parsed as exactly one JSON document.
+    #[track_caller]
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{self}"))
+    }
+
+    /// The envelope's `result` (asserting `ok: true`).
+    #[track_caller]
+    pub fn result(&self) -> Value {
+        let v = self.json();
+        assert_eq!(v["ok"], true, "expected ok envelope:\n{self}");
+        v["result"].clone()
+    }
+
+    /// The envelope's `error.code` (asserting `ok: false`).
+    #[track_caller]
+    pub fn error_code(&self) -> String {
+        let v = self.json();
+        assert_eq!(v["ok"], false, "expected error envelope:\n{self}");
+        v["error"]["code"].as_str().expect("error.code").to_string()
+    }
+}
+
+impl fmt::Display for Run {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "$ {}", self.command)?;
+        writeln!(f, "[exit status: {}]", self.status)?;
+        writeln!(f, "--- stdout ---\n{}", self.stdout)?;
+        write!(f, "--- stderr ---\n{}", self.stderr)
+    }
+}
+
+/// `path` as `&str`.
+pub fn s(path: &Path) -> &str {
+    path.to_str().expect("test paths are UTF-8")
+}
+
+/// Whether a program is on PATH.
+pub fn have(program: impl AsRef<OsStr>) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "command -v {} >/dev/null",
+            program.as_ref().to_string_lossy()
+        ))
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}

@@ -1,0 +1,20 @@
+//! End-to-end scenarios: the real `gw` against temporary repositories.
+#![allow(clippy::disallowed_methods)]
+
+mod smoke;
+
+/// Every file in this directory is declared above, so none is silently skipped.
+#[test]
+fn no_forgotten_test_files() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lifecycle");
+    let main = std::fs::read_to_string(dir.join("main.rs")).unwrap();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if let Some(module) = name.strip_suffix(".rs").filter(|m| *m != "main") {
+            assert!(
+                main.contains(&format!("mod {module};")),
+                "tests/lifecycle/{name} is not declared in main.rs"
+            );
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! One function per command: arguments → options → one operation → a report.
+
+mod setup;
+mod workspace;
+
+use super::args::{Command, PresetCommand, WsCommand};
+use super::{CmdResult, Ui};
+use crate::ops::Ctx;
+
+pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
+    match command {
+        Command::Init(a) => setup::init(ctx, a),
+        Command::AddDir(a) => setup::add_dir(ctx, a),
+        Command::RemoveDir(a) => setup::remove_dir(ctx, a, ui),
+        Command::Repos(a) => setup::repos(ctx, a),
+        Command::Create(a) => workspace::create(ctx, a, ui),
+        Command::List(a) => workspace::list(ctx, a),
+        Command::Ws(ws) => match ws.command {
+            WsCommand::List(a) => workspace::list(ctx, a),
+            WsCommand::Show(a) => workspace::show(ctx, a),
+            WsCommand::Delete(a) => workspace::delete(ctx, a, ui),
+        },
+        Command::Status(a) => workspace::status(ctx, a),
+        Command::Go(a) => workspace::go(ctx, a, ui),
+        Command::ShellInit(a) => setup::shell_init(ctx, a),
+        Command::Delete(a) => workspace::delete(ctx, a, ui),
+        Command::Preset(p) => match p.command {
+            PresetCommand::Add(a) => setup::preset_add(ctx, a, ui),
+            PresetCommand::List(a) => setup::preset_list(ctx, a),
+            PresetCommand::Show(a) => setup::preset_show(ctx, a),
+            PresetCommand::Remove(a) => setup::preset_remove(ctx, a, ui),
+        },
+        Command::Completions(a) => setup::completions(a),
+    }
+}

@@ -1,0 +1,127 @@
+//! Setting grove up: init, repo dirs, repos, presets, shell integration, completions.
+
+use clap::CommandFactory;
+
+use crate::cli::args::{
+    AddDirArgs, Cli, CompletionsArgs, DataArgs, InitArgs, PresetAddArgs, PresetNameArgs,
+    PresetShowArgs, RemoveDirArgs, ShellInitArgs,
+};
+use crate::cli::{CmdResult, Out, Ui, missing};
+use crate::error::Error;
+use crate::ops::{self, Ctx};
+use crate::output::pick;
+use crate::output::render::Script;
+
+pub fn init(ctx: &Ctx<'_>, a: InitArgs) -> CmdResult {
+    Ok(Out::new(ops::init::init(ctx, &a.dirs)?))
+}
+
+pub fn add_dir(ctx: &Ctx<'_>, a: AddDirArgs) -> CmdResult {
+    Ok(Out::new(ops::dirs::add_dir(ctx, &a.path)?))
+}
+
+pub fn remove_dir(ctx: &Ctx<'_>, a: RemoveDirArgs, ui: Ui) -> CmdResult {
+    let path = match a.path {
+        Some(p) => p,
+        None => {
+            if !ui.interactive {
+                return Err(missing("the directory to remove", "PATH"));
+            }
+            let dirs = ops::dirs::configured(ctx)?;
+            if dirs.is_empty() {
+                return Err(Error::usage("no repo dirs are configured"));
+            }
+            let items: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+            dirs[pick::one("Remove which repo dir?", &items, 0)?].clone()
+        }
+    };
+    Ok(Out::new(ops::dirs::remove_dir(ctx, &path)?))
+}
+
+pub fn repos(ctx: &Ctx<'_>, a: DataArgs) -> CmdResult {
+    Ok(Out::with_data(ops::repos::repos(ctx)?, a.format()))
+}
+
+pub fn shell_init(ctx: &Ctx<'_>, a: ShellInitArgs) -> CmdResult {
+    let shell = a
+        .shell
+        .unwrap_or_else(|| ops::shell_init::detect(ctx.env.shell.as_deref()));
+    Ok(Out::new(ops::shell_init::shell_init(&shell)?))
+}
+
+pub fn preset_add(ctx: &Ctx<'_>, a: PresetAddArgs, ui: Ui) -> CmdResult {
+    let name = match a.name {
+        Some(n) => n,
+        None if ui.interactive => pick::text("Preset name", "")?,
+        None => return Err(missing("a preset name", "NAME")),
+    };
+    let repos = if !a.repos.is_empty() {
+        a.repos
+    } else if ui.interactive {
+        let all = ops::repos::repos(ctx)?.repos;
+        let names: Vec<String> = all.iter().map(|r| r.name.clone()).collect();
+        pick::many("Repositories in the preset", &names)?
+            .into_iter()
+            .map(|i| names[i].clone())
+            .collect()
+    } else {
+        return Err(missing("the preset's repositories", "--repos/-r"));
+    };
+    Ok(Out::new(ops::preset::add(ctx, &name, &repos)?))
+}
+
+pub fn preset_list(ctx: &Ctx<'_>, a: DataArgs) -> CmdResult {
+    Ok(Out::with_data(ops::preset::list(ctx)?, a.format()))
+}
+
+pub fn preset_show(ctx: &Ctx<'_>, a: PresetShowArgs) -> CmdResult {
+    Ok(Out::with_data(
+        ops::preset::show(ctx, &a.name)?,
+        a.data.format(),
+    ))
+}
+
+pub fn preset_remove(ctx: &Ctx<'_>, a: PresetNameArgs, ui: Ui) -> CmdResult {
+    let name = match a.name {
+        Some(n) => n,
+        None if ui.interactive => {
+            let names: Vec<String> = ops::preset::list(ctx)?
+                .presets
+                .into_iter()
+                .map(|p| p.name)
+                .collect();
+            if names.is_empty() {
+                return Err(Error::usage("there are no presets"));
+            }
+            names[pick::one("Remove which preset?", &names, 0)?].clone()
+        }
+        None => return Err(missing("a preset name", "NAME")),
+    };
+    Ok(Out::new(ops::preset::remove(ctx, &name)?))
+}
+
+pub fn completions(a: CompletionsArgs) -> CmdResult {
+    use clap_complete::Shell;
+    let mut cmd = Cli::command();
+    let mut buf = Vec::new();
+    let shell = match a.shell.as_str() {
+        "bash" => Some(Shell::Bash),
+        "zsh" => Some(Shell::Zsh),
+        "fish" => Some(Shell::Fish),
+        "elvish" => Some(Shell::Elvish),
+        "powershell" => Some(Shell::PowerShell),
+        "nu" | "nushell" => None,
+        other => {
+            return Err(Error::usage(format!("unsupported shell `{other}`"))
+                .with_fix("Use one of: bash, zsh, fish, elvish, powershell, nushell"));
+        }
+    };
+    match shell {
+        Some(s) => clap_complete::generate(s, &mut cmd, "gw", &mut buf),
+        None => clap_complete::generate(clap_complete_nushell::Nushell, &mut cmd, "gw", &mut buf),
+    }
+    Ok(Out::new(Script {
+        kind: "completions",
+        text: String::from_utf8_lossy(&buf).into_owned(),
+    }))
+}

@@ -1,0 +1,247 @@
+//! The workspace lifecycle: create, list, show, status, go, delete.
+
+use std::io::Read;
+
+use crate::cli::args::{CreateArgs, DeleteArgs, GoArgs, ListArgs, ShowArgs, StatusArgs};
+use crate::cli::{CmdResult, Out, Ui, missing};
+use crate::error::{Code, Error};
+use crate::fsx;
+use crate::ops::create::{CreateOptions, Selection, SourceFields};
+use crate::ops::delete::DeleteOptions;
+use crate::ops::{self, Ctx};
+use crate::output::pick;
+use crate::output::render::Done;
+
+pub fn create(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> CmdResult {
+    let branch = match a.branch {
+        Some(b) => b,
+        None if ui.interactive => pick::text("Branch", a.name.as_deref().unwrap_or(""))?,
+        None => return Err(missing("a branch", "--branch/-b")),
+    };
+    let selection = if let Some(p) = a.preset {
+        Selection::Preset(p)
+    } else if a.all {
+        Selection::All
+    } else if !a.repos.is_empty() {
+        Selection::Repos(a.repos)
+    } else if ui.interactive {
+        pick_repos(ctx)?
+    } else {
+        return Err(missing(
+            "the repositories",
+            "--repos/-r, --preset/-p or --all",
+        ));
+    };
+    if a.replace && !a.force {
+        if !ui.interactive {
+            return Err(Error::usage("--replace deletes the workspace you are in")
+                .with_fix("Pass --force to confirm (it also discards uncommitted changes there)"));
+        }
+        if !pick::confirm("Delete the workspace you are in and replace it?")? {
+            return Err(Error::new(Code::Cancelled, "cancelled"));
+        }
+    }
+    let opts = CreateOptions {
+        name: a.name,
+        branch,
+        selection,
+        track: a.track,
+        source: SourceFields {
+            url: a.source_url,
+            provider: a.source_provider,
+            reference: a.source_ref,
+            title: a.source_title,
+        },
+        replace: a.replace,
+        force: a.force,
+    };
+    let report = ops::create::create(ctx, opts)?;
+    if let Some(cd) = ctx.env.cd_file.as_deref().filter(|_| !ui.machine) {
+        // The shell wrapper cds here afterwards; failing to tell it is not worth failing for.
+        let _ = fsx::write_atomic(cd, report.path.to_string_lossy().as_bytes());
+    }
+    Ok(Out::new(report))
+}
+
+/// Presets first, then "pick manually…" over every repository.
+fn pick_repos(ctx: &Ctx<'_>) -> Result<Selection, Error> {
+    let presets = ops::preset::list(ctx)?.presets;
+    if !presets.is_empty() {
+        let mut items: Vec<String> = presets
+            .iter()
+            .map(|p| format!("{}  ({})", p.name, p.repos.join(", ")))
+            .collect();
+        items.push("Pick manually…".into());
+        let i = pick::one("Repositories", &items, 0)?;
+        if i < presets.len() {
+            return Ok(Selection::Preset(presets[i].name.clone()));
+        }
+    }
+    let repos = ops::repos::repos(ctx)?.repos;
+    if repos.is_empty() {
+        return Err(Error::new(Code::RepoNotFound, "no repositories found")
+            .with_fix("Run `gw add-dir <path>` to add a directory holding repositories"));
+    }
+    let names: Vec<String> = repos.iter().map(|r| r.name.clone()).collect();
+    let chosen = pick::many("Repositories (space to select, enter to accept)", &names)?;
+    Ok(Selection::Repos(
+        chosen.into_iter().map(|i| names[i].clone()).collect(),
+    ))
+}
+
+pub fn list(ctx: &Ctx<'_>, a: ListArgs) -> CmdResult {
+    if a.status {
+        Ok(Out::with_data(
+            ops::list::list_status(ctx)?,
+            a.data.format(),
+        ))
+    } else {
+        Ok(Out::with_data(ops::list::list(ctx)?, a.data.format()))
+    }
+}
+
+pub fn show(ctx: &Ctx<'_>, a: ShowArgs) -> CmdResult {
+    Ok(Out::with_data(
+        ops::list::show(ctx, a.name.as_deref())?,
+        a.data.format(),
+    ))
+}
+
+pub fn status(ctx: &Ctx<'_>, a: StatusArgs) -> CmdResult {
+    Ok(Out::with_data(
+        ops::status::status(ctx, a.name.as_deref())?,
+        a.data.format(),
+    ))
+}
+
+pub fn go(ctx: &Ctx<'_>, a: GoArgs, ui: Ui) -> CmdResult {
+    let mut warnings = Vec::new();
+    if a.close_tab {
+        warnings.extend(ops::go::close(ctx)?);
+        if a.name.is_none() && !a.back && !a.delete {
+            return Ok(Out::new(Done {
+                message: String::new(),
+                result: serde_json::json!({ "hook": "on_close" }),
+                warnings,
+            }));
+        }
+    }
+    let mut report = if a.back {
+        let candidates = ops::go::back_candidates(ctx, a.name.as_deref())?;
+        let path = if candidates.len() == 1 {
+            candidates[0].clone()
+        } else if ui.interactive {
+            let items: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
+            candidates[pick::one("Go back to", &items, 0)?].clone()
+        } else {
+            return Err(
+                Error::usage("the workspace's repositories live in several directories")
+                    .with_details(serde_json::json!({ "candidates": candidates }))
+                    .with_fix("cd into one of them directly"),
+            );
+        };
+        ops::go::GoReport {
+            workspace: None,
+            path,
+            warnings: Vec::new(),
+        }
+    } else {
+        let name = match a.name {
+            Some(n) => n,
+            None => pick_workspace(ctx, ui)?,
+        };
+        ops::go::go(ctx, &name)?
+    };
+    if a.delete {
+        warnings.extend(ops::go::delete_current(
+            ctx,
+            report.workspace.as_deref(),
+            a.force,
+        )?);
+    }
+    report.warnings = warnings;
+    Ok(Out::new(report))
+}
+
+fn pick_workspace(ctx: &Ctx<'_>, ui: Ui) -> Result<String, Error> {
+    let state = ctx.state()?;
+    if state.workspaces.is_empty() {
+        return Err(Error::new(Code::NoWorkspaces, "there are no workspaces")
+            .with_fix("Create one with `gw create NAME -b BRANCH -r REPOS`"));
+    }
+    if !ui.interactive {
+        return Err(missing("a workspace name", "NAME"));
+    }
+    let current = state.containing(&ctx.env.cwd).map(|w| w.name.clone());
+    let items: Vec<String> = state
+        .workspaces
+        .iter()
+        .map(|w| {
+            if Some(&w.name) == current.as_ref() {
+                format!("{} (current)", w.name)
+            } else {
+                w.name.clone()
+            }
+        })
+        .collect();
+    Ok(state.workspaces[pick::one("Workspace", &items, 0)?]
+        .name
+        .clone())
+}
+
+pub fn delete(ctx: &Ctx<'_>, a: DeleteArgs, ui: Ui) -> CmdResult {
+    if a.yes && !a.stdin {
+        return Err(Error::usage("--yes only confirms names read with --stdin")
+            .with_fix("Drop --yes, or add --stdin"));
+    }
+    let names = if a.stdin {
+        if !a.yes {
+            return Err(
+                Error::usage("deleting names read from stdin needs confirmation")
+                    .with_fix("Pass --yes with --stdin"),
+            );
+        }
+        let mut input = String::new();
+        std::io::stdin()
+            .read_to_string(&mut input)
+            .map_err(|e| Error::usage(format!("cannot read stdin: {e}")))?;
+        let names: Vec<String> = input
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect();
+        if names.is_empty() {
+            return Err(Error::usage("no workspace names on stdin"));
+        }
+        names
+    } else if !a.names.is_empty() {
+        a.names
+    } else {
+        let state = ctx.state()?;
+        if state.workspaces.is_empty() {
+            return Err(Error::new(
+                Code::NoWorkspaces,
+                "there are no workspaces to delete",
+            ));
+        }
+        if !ui.interactive {
+            return Err(missing(
+                "the workspaces to delete",
+                "NAME… (or --stdin --yes)",
+            ));
+        }
+        let names = state.names();
+        pick::many("Delete which workspaces?", &names)?
+            .into_iter()
+            .map(|i| names[i].clone())
+            .collect()
+    };
+    Ok(Out::new(ops::delete::delete(
+        ctx,
+        DeleteOptions {
+            names,
+            force: a.force,
+        },
+    )?))
+}

@@ -1,0 +1,195 @@
+//! Command-line parsing and dispatch: the only module that knows clap.
+//!
+//! Machine mode (`--format json`, `GW_FORMAT=json`) is detected before clap parses, so
+//! that clap's own errors come back as a `USAGE` envelope. Each command turns its
+//! arguments into plain options, resolves anything missing (with a picker when a person is
+//! there, else a `USAGE` error naming the flag), calls one operation and hands the report
+//! to the output layer.
+
+mod args;
+mod commands;
+
+use std::ffi::OsString;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use clap::{CommandFactory, FromArgMatches};
+
+pub use args::Cli;
+
+use crate::env::Env;
+use crate::error::{Error, Result};
+use crate::ops::Ctx;
+use crate::output::{self, DataFormat, Mode, Printer, Render, StderrEvents};
+
+/// What a command produced: a report, and the Go grove's data format when one was asked
+/// for with `-o`/`--json`.
+pub struct Out {
+    pub report: Box<dyn Render>,
+    pub data: Option<DataFormat>,
+}
+
+impl Out {
+    pub fn new(report: impl Render + 'static) -> Out {
+        Out {
+            report: Box::new(report),
+            data: None,
+        }
+    }
+
+    pub fn with_data(report: impl Render + 'static, data: Option<DataFormat>) -> Out {
+        Out {
+            report: Box::new(report),
+            data,
+        }
+    }
+}
+
+/// How the command may interact with whoever ran it.
+#[derive(Debug, Clone, Copy)]
+pub struct Ui {
+    /// `--format json`: no prompts, no colour, one envelope on stdout.
+    pub machine: bool,
+    /// A person is at a terminal and may be asked.
+    pub interactive: bool,
+}
+
+/// Runs `gw` with `args` (including the program name) and returns the exit code.
+pub fn run(args: Vec<OsString>, env: Env) -> u8 {
+    let machine = machine_mode(&args, env.format.as_deref());
+    let mode = if machine { Mode::Json } else { Mode::Text };
+    let mut p = Printer::stdio(mode, env.no_color);
+
+    if let Some(f) = env.format.as_deref()
+        && f != "text"
+        && f != "json"
+    {
+        let e = Error::usage(format!("invalid GW_FORMAT value `{f}`"))
+            .with_fix("Set GW_FORMAT to `text` or `json`");
+        return output::emit_error(&mut p, &e);
+    }
+    let matches = match Cli::command().try_get_matches_from(&args) {
+        Ok(m) => m,
+        Err(e) => return clap_error(&mut p, e),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => return clap_error(&mut p, e),
+    };
+    crate::proc::set_defaults(crate::proc::Defaults {
+        ssh_command: env.ssh_command.clone(),
+    });
+    let events = StderrEvents::new(cli.verbose, env.no_color, machine);
+    let mut ctx = Ctx::new(&env, &events);
+    ctx.no_hooks = cli.no_hooks;
+    let ui = Ui {
+        machine,
+        interactive: output::pick::interactive(machine),
+    };
+
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        commands::dispatch(&ctx, cli.command, ui)
+    }));
+    match outcome {
+        Ok(Ok(out)) => output::emit(&mut p, out.report.as_ref(), out.data),
+        Ok(Err(e)) => output::emit_error(&mut p, &e),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            output::emit_error(&mut p, &Error::internal(format!("gw panicked: {what}")))
+        }
+    }
+}
+
+/// Whether `--format` (or `GW_FORMAT`) asks for anything but text. An invalid value
+/// switches to machine mode too, so that its rejection is itself an envelope.
+fn machine_mode(args: &[OsString], env_format: Option<&str>) -> bool {
+    let mut it = args.iter().skip(1);
+    let mut from_args = None;
+    while let Some(a) = it.next() {
+        let Some(a) = a.to_str() else { continue };
+        if a == "--" {
+            break;
+        }
+        if a == "--format" {
+            from_args = it.next().and_then(|v| v.to_str()).map(str::to_string);
+        } else if let Some(v) = a.strip_prefix("--format=") {
+            from_args = Some(v.to_string());
+        }
+    }
+    match from_args.as_deref().or(env_format) {
+        Some(f) => f != "text",
+        None => false,
+    }
+}
+
+fn clap_error(p: &mut Printer, e: clap::Error) -> u8 {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            return output::emit_help(p, &e.render().to_string());
+        }
+        _ => {}
+    }
+    if p.mode == Mode::Text {
+        let _ = e.print();
+        return crate::error::Code::Usage.exit_code();
+    }
+    let rendered = e.render().to_string();
+    let message = rendered
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ")
+        .to_string();
+    let err = Error::usage(message)
+        .with_details(serde_json::json!({ "kind": format!("{:?}", e.kind()), "help": rendered }))
+        .with_fix("Run `gw --help` (or `gw <command> --help`) for usage");
+    output::emit_error(p, &err)
+}
+
+/// A `USAGE` error for input that would have been asked for interactively.
+pub fn missing(what: &str, flag: &str) -> Error {
+    Error::usage(format!("{what} is required")).with_fix(format!("Pass {flag}"))
+}
+
+pub(crate) type CmdResult = Result<Out>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<OsString> {
+        a.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn detects_machine_mode_before_parsing() {
+        assert!(machine_mode(
+            &args(&["gw", "list", "--format", "json"]),
+            None
+        ));
+        assert!(machine_mode(&args(&["gw", "--format=json", "list"]), None));
+        assert!(machine_mode(
+            &args(&["gw", "list", "--format", "yaml"]),
+            None
+        ));
+        assert!(!machine_mode(
+            &args(&["gw", "list", "--format", "text"]),
+            Some("json")
+        ));
+        assert!(machine_mode(&args(&["gw", "list"]), Some("json")));
+        assert!(!machine_mode(&args(&["gw", "list"]), None));
+        assert!(!machine_mode(
+            &args(&["gw", "run", "--", "--format", "json"]),
+            None
+        ));
+    }
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,125 @@
+//! Durations as users write them: Go-style (`30s`, `1h30m`, `500ms`) for hook timeouts and
+//! `--timeout`, and ages (`12h`, `7d`, `2w`, a bare number of days) for `--min-age`.
+
+use std::time::Duration;
+
+/// Parses a Go duration string: one or more `<number><unit>` with units `ns`, `us`, `µs`,
+/// `ms`, `s`, `m`, `h`; the number may have a fraction. `0` alone is zero.
+pub fn parse_go(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    if s == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if s.is_empty() {
+        return Err("empty duration".into());
+    }
+    let mut rest = s;
+    let mut total = 0f64;
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if num_len == 0 {
+            return Err(format!("invalid duration `{s}`: expected a number"));
+        }
+        let n: f64 = rest[..num_len]
+            .parse()
+            .map_err(|_| format!("invalid duration `{s}`"))?;
+        rest = &rest[num_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let secs = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            "" => {
+                return Err(format!(
+                    "invalid duration `{s}`: missing unit (use ms, s, m or h)"
+                ));
+            }
+            u => {
+                return Err(format!(
+                    "invalid duration `{s}`: unknown unit `{u}` (use ms, s, m or h)"
+                ));
+            }
+        };
+        total += n * secs;
+        rest = &rest[unit_len..];
+    }
+    Ok(Duration::from_secs_f64(total))
+}
+
+/// Parses an age for `--min-age`: a number with `h`, `d` or `w`; a bare number is days.
+pub fn parse_age(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, unit) = match s.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&s[..i], &s[i..]),
+        _ => (s, "d"),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("invalid age `{s}`: expected a whole number with h, d or w"))?;
+    let hours = match unit {
+        "h" => 1,
+        "d" => 24,
+        "w" => 24 * 7,
+        _ => return Err(format!("invalid age `{s}`: unit must be h, d, or w")),
+    };
+    Ok(Duration::from_secs(n * hours * 3600))
+}
+
+/// Formats a duration the way Go prints it for the common cases (`1m30s`, `500ms`).
+pub fn format_go(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        return format!("{ms}ms");
+    }
+    let secs = d.as_secs();
+    let (h, m, s) = (secs / 3600, (secs / 60) % 60, secs % 60);
+    let mut out = String::new();
+    if h > 0 {
+        out.push_str(&format!("{h}h"));
+    }
+    if h > 0 || m > 0 {
+        out.push_str(&format!("{m}m"));
+    }
+    out.push_str(&format!("{s}s"));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(parse_go("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_go("1h30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_go("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_go("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_go("0").unwrap(), Duration::ZERO);
+        assert!(parse_go("10").unwrap_err().contains("missing unit"));
+        assert!(parse_go("5d").unwrap_err().contains("unknown unit"));
+        assert!(parse_go("").is_err());
+        assert_eq!(format_go(Duration::from_secs(90)), "1m30s");
+        assert_eq!(format_go(Duration::from_millis(250)), "250ms");
+    }
+
+    #[test]
+    fn ages() {
+        assert_eq!(parse_age("7d").unwrap(), Duration::from_secs(7 * 86400));
+        assert_eq!(parse_age("7").unwrap(), Duration::from_secs(7 * 86400));
+        assert_eq!(parse_age("12h").unwrap(), Duration::from_secs(12 * 3600));
+        assert_eq!(parse_age("2w").unwrap(), Duration::from_secs(14 * 86400));
+        assert!(
+            parse_age("3m")
+                .unwrap_err()
+                .contains("unit must be h, d, or w")
+        );
+        assert!(parse_age("-1d").is_err());
+    }
+}

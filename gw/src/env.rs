@@ -1,0 +1,143 @@
+//! The process environment, read once at start-up.
+//!
+//! Everything below `cli` receives an [`Env`] instead of calling `std::env`, so in-process
+//! tests can point grove at a temporary `HOME`/`GROVE_HOME` without mutating the test
+//! process's own environment.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// What grove reads from the environment it was started in.
+#[derive(Debug, Clone)]
+pub struct Env {
+    /// The user's home directory (`HOME`).
+    pub home: PathBuf,
+    /// The grove directory: `GROVE_HOME`, else `$HOME/.grove`.
+    pub grove_home: PathBuf,
+    /// The current working directory, as given by the OS (not canonicalised).
+    pub cwd: PathBuf,
+    /// `NO_COLOR` is set to a non-empty value.
+    pub no_color: bool,
+    /// `GW_FORMAT`, when set.
+    pub format: Option<String>,
+    /// `GROVE_CD_FILE`: where `gw create` writes the new workspace path for the shell wrapper.
+    pub cd_file: Option<PathBuf>,
+    /// `PATH`, used to find plugins.
+    pub path: Option<OsString>,
+    /// `SHELL`, used as the default for `gw shell-init`.
+    pub shell: Option<String>,
+    /// `GW_LOCK_TIMEOUT_MS`: how long to wait for a lock before giving up (default 30 s).
+    pub lock_timeout_ms: Option<u64>,
+    /// `GIT_SSH_COMMAND` for git: `ssh -o BatchMode=yes` (so ssh fails instead of
+    /// prompting), or `None` when the user set `GIT_SSH_COMMAND` or `GIT_SSH` themselves.
+    pub ssh_command: Option<String>,
+}
+
+impl Env {
+    /// Reads the environment of the running process.
+    #[allow(clippy::disallowed_methods)]
+    pub fn from_process() -> Env {
+        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        let home = var("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/"));
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        let grove_home = var("GROVE_HOME")
+            .map(PathBuf::from)
+            .map(|p| absolute(&cwd, &p))
+            .unwrap_or_else(|| home.join(".grove"));
+        Env {
+            grove_home,
+            cwd,
+            no_color: var("NO_COLOR").is_some(),
+            format: var("GW_FORMAT").and_then(|v| v.into_string().ok()),
+            cd_file: var("GROVE_CD_FILE").map(PathBuf::from),
+            path: var("PATH"),
+            shell: var("SHELL").and_then(|v| v.into_string().ok()),
+            lock_timeout_ms: var("GW_LOCK_TIMEOUT_MS")
+                .and_then(|v| v.into_string().ok())
+                .and_then(|v| v.parse().ok()),
+            ssh_command: (var("GIT_SSH_COMMAND").is_none() && var("GIT_SSH").is_none())
+                .then(|| "ssh -o BatchMode=yes".to_string()),
+            home,
+        }
+    }
+
+    /// An environment rooted in `home`, for tests: `GROVE_HOME` is `home/.grove`.
+    pub fn for_home(home: &Path, cwd: &Path) -> Env {
+        Env {
+            home: home.to_path_buf(),
+            grove_home: home.join(".grove"),
+            cwd: cwd.to_path_buf(),
+            no_color: true,
+            format: None,
+            cd_file: None,
+            path: None,
+            shell: None,
+            lock_timeout_ms: None,
+            ssh_command: None,
+        }
+    }
+
+    /// Expands a leading `~` and makes `p` absolute against the current directory.
+    pub fn resolve_path(&self, p: &Path) -> PathBuf {
+        let expanded = expand_tilde(p, &self.home);
+        absolute(&self.cwd, &expanded)
+    }
+}
+
+/// Replaces a leading `~` or `~/` with `home`.
+pub fn expand_tilde(p: &Path, home: &Path) -> PathBuf {
+    match p.strip_prefix("~") {
+        Ok(rest) => home.join(rest),
+        Err(_) => p.to_path_buf(),
+    }
+}
+
+fn absolute(cwd: &Path, p: &Path) -> PathBuf {
+    let joined = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    };
+    normalize(&joined)
+}
+
+/// Removes `.` and `..` components lexically (without touching the file system).
+pub fn normalize(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tilde_and_dots_are_resolved() {
+        let env = Env::for_home(Path::new("/home/u"), Path::new("/work/x"));
+        assert_eq!(
+            env.resolve_path(Path::new("~/src")),
+            PathBuf::from("/home/u/src")
+        );
+        assert_eq!(
+            env.resolve_path(Path::new("../y/./z")),
+            PathBuf::from("/work/y/z")
+        );
+        assert_eq!(env.resolve_path(Path::new("/abs")), PathBuf::from("/abs"));
+        assert_eq!(
+            env.resolve_path(Path::new("~user")),
+            PathBuf::from("/work/x/~user")
+        );
+    }
+}

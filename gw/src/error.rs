@@ -1,0 +1,255 @@
+//! The one error type at the edge of the library, its stable codes and exit classes.
+//!
+//! Every layer has its own error enum; the `From` impls at the bottom of this file are the
+//! one place where a layer error becomes a [`Code`] (and so an exit class) and gets its fix.
+
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::action::NextAction;
+
+/// A stable, machine-readable error code (SPEC §5). Agents branch on these, never on
+/// messages; renaming one or moving it to another exit class is a breaking change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Code {
+    Internal,
+    Usage,
+    WorkspaceNotFound,
+    RepoNotFound,
+    PresetNotFound,
+    NoWorkspaces,
+    WorkspaceExists,
+    WorktreeExists,
+    WorktreeDirty,
+    NotInitialized,
+    GitFailed,
+    HookFailed,
+    CorruptState,
+    PermissionDenied,
+    Transient,
+    Cancelled,
+}
+
+impl Code {
+    /// Every code, in table order.
+    pub const ALL: &'static [Code] = &[
+        Code::Internal,
+        Code::Usage,
+        Code::WorkspaceNotFound,
+        Code::RepoNotFound,
+        Code::PresetNotFound,
+        Code::NoWorkspaces,
+        Code::WorkspaceExists,
+        Code::WorktreeExists,
+        Code::WorktreeDirty,
+        Code::NotInitialized,
+        Code::GitFailed,
+        Code::HookFailed,
+        Code::CorruptState,
+        Code::PermissionDenied,
+        Code::Transient,
+        Code::Cancelled,
+    ];
+
+    /// The process exit code for this error's class.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Code::Internal => 1,
+            Code::Usage => 2,
+            Code::WorkspaceNotFound
+            | Code::RepoNotFound
+            | Code::PresetNotFound
+            | Code::NoWorkspaces => 3,
+            Code::WorkspaceExists | Code::WorktreeExists | Code::WorktreeDirty => 4,
+            Code::NotInitialized | Code::GitFailed | Code::HookFailed | Code::CorruptState => 5,
+            Code::PermissionDenied => 6,
+            Code::Transient => 7,
+            Code::Cancelled => 8,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::Internal => "INTERNAL",
+            Code::Usage => "USAGE",
+            Code::WorkspaceNotFound => "WORKSPACE_NOT_FOUND",
+            Code::RepoNotFound => "REPO_NOT_FOUND",
+            Code::PresetNotFound => "PRESET_NOT_FOUND",
+            Code::NoWorkspaces => "NO_WORKSPACES",
+            Code::WorkspaceExists => "WORKSPACE_EXISTS",
+            Code::WorktreeExists => "WORKTREE_EXISTS",
+            Code::WorktreeDirty => "WORKTREE_DIRTY",
+            Code::NotInitialized => "NOT_INITIALIZED",
+            Code::GitFailed => "GIT_FAILED",
+            Code::HookFailed => "HOOK_FAILED",
+            Code::CorruptState => "CORRUPT_STATE",
+            Code::PermissionDenied => "PERMISSION_DENIED",
+            Code::Transient => "TRANSIENT",
+            Code::Cancelled => "CANCELLED",
+        }
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An error as the user (or agent) sees it: a code, a one-line message, optional
+/// structured details, a fix and the next actions that would help. Boxed, so that
+/// `Result<T, Error>` stays small on the happy path.
+#[derive(Debug, Clone)]
+pub struct Error(Box<ErrorData>);
+
+#[derive(Debug, Clone)]
+pub struct ErrorData {
+    pub code: Code,
+    pub message: String,
+    pub details: Option<Value>,
+    pub fix: Option<String>,
+    pub next_actions: Vec<NextAction>,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(code: Code, message: impl Into<String>) -> Error {
+        Error(Box::new(ErrorData {
+            code,
+            message: message.into(),
+            details: None,
+            fix: None,
+            next_actions: Vec::new(),
+        }))
+    }
+
+    pub fn usage(message: impl Into<String>) -> Error {
+        Error::new(Code::Usage, message)
+    }
+
+    pub fn internal(message: impl Into<String>) -> Error {
+        Error::new(Code::Internal, message)
+    }
+
+    pub fn with_fix(mut self, fix: impl Into<String>) -> Error {
+        self.fix = Some(fix.into());
+        self
+    }
+
+    pub fn with_details(mut self, details: Value) -> Error {
+        self.details = Some(details);
+        self
+    }
+
+    pub fn with_action(mut self, action: NextAction) -> Error {
+        self.next_actions.push(action);
+        self
+    }
+
+    /// Prefixes the message with context, keeping the code.
+    pub fn context(mut self, what: impl fmt::Display) -> Error {
+        self.message = format!("{what}: {}", self.message);
+        self
+    }
+}
+
+impl std::ops::Deref for Error {
+    type Target = ErrorData;
+    fn deref(&self) -> &ErrorData {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Error {
+    fn deref_mut(&mut self) -> &mut ErrorData {
+        &mut self.0
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<crate::fsx::Error> for Error {
+    fn from(e: crate::fsx::Error) -> Error {
+        use std::io::ErrorKind;
+        let code = match e.kind() {
+            ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => Code::PermissionDenied,
+            _ => Code::Internal,
+        };
+        let err = Error::new(code, e.to_string());
+        if code == Code::PermissionDenied {
+            err.with_fix(format!("Check the permissions of `{}`", e.path.display()))
+        } else {
+            err
+        }
+    }
+}
+
+impl From<crate::proc::Error> for Error {
+    fn from(e: crate::proc::Error) -> Error {
+        match &e {
+            crate::proc::Error::Spawn { program, .. } if program == "git" => {
+                Error::new(Code::GitFailed, e.to_string())
+                    .with_fix("Install git and make sure it is on PATH")
+            }
+            crate::proc::Error::Spawn { .. } => Error::new(Code::Internal, e.to_string()),
+            crate::proc::Error::Failed { .. } => Error::new(Code::GitFailed, e.to_string()),
+        }
+    }
+}
+
+impl From<crate::git::Error> for Error {
+    fn from(e: crate::git::Error) -> Error {
+        let fix = e.fix();
+        let code = if e.is_auth() {
+            Code::PermissionDenied
+        } else if e.is_transient() {
+            Code::Transient
+        } else {
+            Code::GitFailed
+        };
+        let err = Error::new(code, e.to_string());
+        match fix {
+            Some(f) => err.with_fix(f),
+            None => err,
+        }
+    }
+}
+
+impl From<crate::state::Error> for Error {
+    fn from(e: crate::state::Error) -> Error {
+        use crate::state::Error as S;
+        match e {
+            S::Io(io) => io.into(),
+            S::Corrupt { .. } => Error::new(Code::CorruptState, e.to_string()).with_fix(
+                "Run `gw doctor` to diagnose; grove never overwrites a file it cannot read",
+            ),
+            S::LockTimeout { .. } => Error::new(Code::Transient, e.to_string())
+                .with_fix("Another gw process holds the lock; retry when it has finished"),
+        }
+    }
+}
+
+impl From<crate::config::Error> for Error {
+    fn from(e: crate::config::Error) -> Error {
+        use crate::config::Error as C;
+        match e {
+            C::Io(io) => io.into(),
+            C::NotInitialized { .. } => Error::new(Code::NotInitialized, "grove is not initialized")
+                .with_fix("Run `gw init <repo-dir>` to point grove at the directory holding your repositories"),
+            C::Invalid { .. } => Error::new(Code::CorruptState, e.to_string())
+                .with_fix("Fix the file by hand or run `gw doctor`; grove never overwrites a file it cannot read"),
+            C::RepoConfig { .. } => Error::new(Code::CorruptState, e.to_string())
+                .with_fix("Fix the repository's `.grove.toml`"),
+        }
+    }
+}

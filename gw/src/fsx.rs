@@ -1,0 +1,199 @@
+//! File-system helpers whose errors name the path they failed on.
+//!
+//! Writes that replace a file are atomic: a temporary file in the same directory is
+//! written, flushed to disk, renamed over the target, and the directory is synced, so a
+//! reader sees either the old or the new content and never a half-written file.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// An I/O error together with what was being done and to which path.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {op} `{}`: {source}", path.display())]
+pub struct Error {
+    pub op: &'static str,
+    pub path: PathBuf,
+    #[source]
+    pub source: io::Error,
+}
+
+impl Error {
+    pub fn new(op: &'static str, path: &Path, source: io::Error) -> Error {
+        Error {
+            op,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    pub fn kind(&self) -> io::ErrorKind {
+        self.source.kind()
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn ctx<T>(op: &'static str, path: &Path, r: io::Result<T>) -> Result<T> {
+    r.map_err(|e| Error::new(op, path, e))
+}
+
+/// Reads a file as UTF-8; `Ok(None)` when it does not exist.
+pub fn read_optional(path: &Path) -> Result<Option<String>> {
+    match fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|e| Error::new("read", path, io::Error::new(io::ErrorKind::InvalidData, e))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::new("read", path, e)),
+    }
+}
+
+/// Reads a file as UTF-8.
+pub fn read(path: &Path) -> Result<String> {
+    read_optional(path)?.ok_or_else(|| {
+        Error::new(
+            "read",
+            path,
+            io::Error::new(io::ErrorKind::NotFound, "no such file"),
+        )
+    })
+}
+
+/// Replaces `path` with `contents` atomically and durably, keeping an existing file's mode.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut tmp = ctx(
+        "create a temporary file in",
+        dir,
+        tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .tempfile_in(dir),
+    )?;
+    if let Ok(meta) = fs::metadata(path) {
+        ctx(
+            "set permissions on",
+            tmp.path(),
+            fs::set_permissions(tmp.path(), meta.permissions()),
+        )?;
+    }
+    let tmp_path = tmp.path().to_path_buf();
+    ctx("write", &tmp_path, tmp.as_file_mut().write_all(contents))?;
+    ctx("sync", &tmp_path, tmp.as_file().sync_all())?;
+    tmp.persist(path)
+        .map_err(|e| Error::new("replace", path, e.error))?;
+    sync_dir(dir)
+}
+
+/// Flushes a directory's entries (a rename inside it) to disk.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    ctx(
+        "sync directory",
+        dir,
+        File::open(dir).and_then(|d| d.sync_all()),
+    )
+}
+
+pub fn create_dir_all(path: &Path) -> Result<()> {
+    ctx("create directory", path, fs::create_dir_all(path))
+}
+
+/// Creates exactly one directory; fails when it already exists.
+pub fn create_dir(path: &Path) -> Result<()> {
+    ctx("create directory", path, fs::create_dir(path))
+}
+
+pub fn remove_dir_all(path: &Path) -> Result<()> {
+    match fs::remove_dir_all(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        r => ctx("remove", path, r),
+    }
+}
+
+/// Removes a directory only when it is empty; `Ok(false)` when it was not empty or absent.
+pub fn remove_empty_dir(path: &Path) -> bool {
+    fs::remove_dir(path).is_ok()
+}
+
+pub fn remove_file(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        r => ctx("remove", path, r),
+    }
+}
+
+pub fn rename(from: &Path, to: &Path) -> Result<()> {
+    ctx("rename", from, fs::rename(from, to))
+}
+
+/// Opens (creating if needed) a file for locking; never truncates it.
+pub fn open_lock_file(path: &Path) -> Result<File> {
+    if let Some(dir) = path.parent() {
+        create_dir_all(dir)?;
+    }
+    ctx(
+        "open",
+        path,
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path),
+    )
+}
+
+/// Resolves symlinks; falls back to the path itself when it cannot be resolved.
+pub fn canonical(path: &Path) -> PathBuf {
+    fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Whether `path` exists without following a final symlink.
+pub fn exists(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok()
+}
+
+pub fn is_dir(path: &Path) -> bool {
+    path.is_dir()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn atomic_write_replaces_and_keeps_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/f.json");
+        write_atomic(&p, b"one").unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(read(&p).unwrap(), "two");
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        let leftovers: Vec<_> = fs::read_dir(p.parent().unwrap()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "no temporary file is left behind");
+    }
+
+    #[test]
+    fn errors_name_the_path() {
+        let err = read(Path::new("/nonexistent/grove/file")).unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/grove/file"), "{err}");
+        assert_eq!(
+            read_optional(Path::new("/nonexistent/grove/file")).unwrap(),
+            None
+        );
+    }
+}

@@ -1,0 +1,417 @@
+//! Reads through gix, in-process: HEAD, branches, status counts, ahead/behind, remotes and
+//! the worktree list.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+
+use super::Error;
+
+/// An open repository (a main checkout or a linked worktree).
+pub struct Repo {
+    repo: gix::Repository,
+    path: PathBuf,
+}
+
+/// What HEAD points at.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Head {
+    /// The checked-out branch (short name); during a rebase, the branch being rebased.
+    pub branch: Option<String>,
+    /// The commit HEAD resolves to (hex); `None` for an unborn branch.
+    pub oid: Option<String>,
+    /// HEAD is detached (and no rebase explains it).
+    pub detached: bool,
+    /// An operation in progress (`rebase`, `merge`, `cherry-pick`, …).
+    pub in_progress: Option<String>,
+}
+
+/// Uncommitted changes, counted the way `git status` shows them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changes {
+    pub staged: usize,
+    pub modified: usize,
+    pub untracked: usize,
+    pub conflicted: usize,
+    /// `git status --short`-style lines (`XY path`), sorted by path.
+    pub lines: Vec<String>,
+}
+
+impl Changes {
+    /// The number of changed paths.
+    pub fn count(&self) -> usize {
+        self.lines.len()
+    }
+
+    pub fn is_clean(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// The short-status text, one line per path.
+    pub fn short(&self) -> String {
+        self.lines.join("\n")
+    }
+}
+
+/// The base a branch is compared with and created from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Base {
+    /// As a user would type it: `origin/main`, or `main` for a local branch.
+    pub name: String,
+    pub oid: String,
+}
+
+/// A worktree registered in a repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorktreeInfo {
+    pub path: PathBuf,
+    /// The checked-out branch, `None` when detached or unreadable.
+    pub branch: Option<String>,
+    pub head: Option<String>,
+    pub is_main: bool,
+    pub locked: bool,
+    /// The directory is gone; `git worktree prune` would drop the registration.
+    pub prunable: bool,
+}
+
+/// Everything `gw status` shows for one worktree.
+#[derive(Debug, Clone, Default)]
+pub struct WorktreeStatus {
+    pub head: Head,
+    pub changes: Changes,
+    pub base: Option<Base>,
+    /// Commits on HEAD not on the base, and on the base not on HEAD.
+    pub ahead_behind: Option<(usize, usize)>,
+    /// The origin URL.
+    pub remote: Option<String>,
+}
+
+fn err(path: &Path) -> impl Fn(gix::Error) -> Error + '_ {
+    move |e| Error::read(path, e)
+}
+
+impl Repo {
+    /// Opens the repository at `path` (a checkout or a linked worktree).
+    pub fn open(path: &Path) -> Result<Repo, Error> {
+        let opts = gix::open::Options::default().bail_if_untrusted(true);
+        let mut repo = gix::open_opts(path, opts).map_err(|e| Error::Open {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        repo.object_cache_size_if_unset(4 << 20);
+        Ok(Repo {
+            repo,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn head(&self) -> Result<Head, Error> {
+        let head = self.repo.head().map_err(err(&self.path))?;
+        let oid = head.id().map(|id| id.to_string());
+        let mut branch = head.referent_name().map(|n| n.shorten().to_string());
+        let in_progress = self.repo.state().map(|s| in_progress_name(s).to_string());
+        if branch.is_none() && in_progress.is_some() {
+            // A rebase detaches HEAD; the branch being rebased is recorded beside it.
+            for f in ["rebase-merge/head-name", "rebase-apply/head-name"] {
+                if let Some(name) = crate::fsx::read_optional(&self.repo.git_dir().join(f))
+                    .ok()
+                    .flatten()
+                {
+                    let name = name.trim();
+                    branch = Some(name.strip_prefix("refs/heads/").unwrap_or(name).to_string());
+                    break;
+                }
+            }
+        }
+        Ok(Head {
+            detached: branch.is_none(),
+            branch,
+            oid,
+            in_progress,
+        })
+    }
+
+    /// The commit a full reference name points to.
+    fn ref_id(&self, full: &str) -> Option<ObjectId> {
+        let mut r = self.repo.try_find_reference(full).ok()??;
+        r.peel_to_id().ok().map(|id| id.detach())
+    }
+
+    pub fn local_branch(&self, branch: &str) -> Option<String> {
+        self.ref_id(&format!("refs/heads/{branch}"))
+            .map(|o| o.to_string())
+    }
+
+    pub fn remote_branch(&self, remote: &str, branch: &str) -> Option<String> {
+        self.ref_id(&format!("refs/remotes/{remote}/{branch}"))
+            .map(|o| o.to_string())
+    }
+
+    /// The commit `spec` (a branch, `origin/x`, a hex id) resolves to.
+    pub fn rev(&self, spec: &str) -> Option<String> {
+        let id = self.repo.rev_parse_single(spec).ok()?;
+        Some(id.detach().to_string())
+    }
+
+    /// `remote.origin.url` as written in the config.
+    pub fn origin_url(&self) -> Option<String> {
+        let cfg = self.repo.config_snapshot();
+        cfg.string("remote.origin.url")
+            .map(|s| s.to_string())
+            .filter(|s| !s.is_empty())
+    }
+
+    /// The base branch: `.grove.toml`'s `base_branch` (`origin/<it>`, else the local
+    /// branch), else what `origin/HEAD` points to, else `origin/main` or `origin/master`,
+    /// else a local `main` or `master`, else the main checkout's branch.
+    pub fn resolve_base(&self, configured: Option<&str>) -> Option<Base> {
+        let remote = |b: &str| {
+            self.ref_id(&format!("refs/remotes/origin/{b}"))
+                .map(|o| base(format!("origin/{b}"), o))
+        };
+        let local = |b: &str| {
+            self.ref_id(&format!("refs/heads/{b}"))
+                .map(|o| base(b.to_string(), o))
+        };
+        if let Some(b) = configured {
+            return remote(b).or_else(|| local(b));
+        }
+        if let Ok(Some(r)) = self.repo.try_find_reference("refs/remotes/origin/HEAD")
+            && let Some(target) = r.target().try_name().map(|n| n.as_bstr().to_string())
+            && let Some(short) = target.strip_prefix("refs/remotes/origin/")
+            && let Some(b) = remote(short)
+        {
+            return Some(b);
+        }
+        remote("main")
+            .or_else(|| remote("master"))
+            .or_else(|| local("main"))
+            .or_else(|| local("master"))
+            .or_else(|| {
+                let main = self.repo.main_repo().ok()?;
+                let name = main.head_name().ok()??;
+                let short = name.shorten().to_string();
+                let id = main.head_id().ok()?.detach();
+                Some(base(short, id))
+            })
+    }
+
+    /// Commits reachable from `a` but not `b`, and from `b` but not `a`.
+    pub fn ahead_behind(&self, a: &str, b: &str) -> Result<(usize, usize), Error> {
+        let a = ObjectId::from_hex(a.as_bytes()).map_err(|e| Error::read(&self.path, e))?;
+        let b = ObjectId::from_hex(b.as_bytes()).map_err(|e| Error::read(&self.path, e))?;
+        if a == b {
+            return Ok((0, 0));
+        }
+        let count = |from: ObjectId, hide: ObjectId| -> Result<usize, Error> {
+            let walk = self
+                .repo
+                .rev_walk([from])
+                .with_hidden([hide])
+                .all()
+                .map_err(err(&self.path))?;
+            let mut n = 0;
+            for info in walk {
+                info.map_err(err(&self.path))?;
+                n += 1;
+            }
+            Ok(n)
+        };
+        Ok((count(a, b)?, count(b, a)?))
+    }
+
+    /// How many commits of `branch` are reachable from no other branch and no
+    /// remote-tracking ref: the work that deleting the branch would lose.
+    pub fn unique_commits(&self, branch: &str) -> Result<usize, Error> {
+        let full = format!("refs/heads/{branch}");
+        let Some(tip) = self.ref_id(&full) else {
+            return Ok(0);
+        };
+        let refs = self.repo.references().map_err(err(&self.path))?;
+        let mut others = Vec::new();
+        for r in refs.all().map_err(err(&self.path))? {
+            let Ok(mut r) = r else { continue };
+            let name = r.name().as_bstr().to_string();
+            if name == full
+                || !(name.starts_with("refs/heads/") || name.starts_with("refs/remotes/"))
+            {
+                continue;
+            }
+            if let Ok(id) = r.peel_to_id() {
+                others.push(id.detach());
+            }
+        }
+        let walk = self
+            .repo
+            .rev_walk([tip])
+            .with_hidden(others)
+            .all()
+            .map_err(err(&self.path))?;
+        let mut n = 0;
+        for info in walk {
+            info.map_err(err(&self.path))?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Uncommitted changes: staged, modified, conflicted and untracked (directories of
+    /// untracked files collapsed, as `git status` shows them). Refreshed index stat data is
+    /// written back, as `git status` does, unless the index is locked.
+    pub fn changes(&self) -> Result<Changes, Error> {
+        use gix::status::Item;
+        use gix::status::index_worktree::iter::Summary;
+        let mut iter = self
+            .repo
+            .status(gix::progress::Discard)
+            .map_err(err(&self.path))?
+            .untracked_files(gix::status::UntrackedFiles::Collapsed)
+            .index_worktree_rewrites(None)
+            .tree_index_track_renames(gix::status::tree_index::TrackRenames::Disabled)
+            .into_iter(None)
+            .map_err(err(&self.path))?;
+        let mut by_path: BTreeMap<String, (char, char)> = BTreeMap::new();
+        let mut c = Changes::default();
+        for item in iter.by_ref() {
+            let item = item.map_err(err(&self.path))?;
+            match &item {
+                Item::TreeIndex(change) => {
+                    use gix::diff::index::Change;
+                    let x = match change {
+                        Change::Addition { .. } => 'A',
+                        Change::Deletion { .. } => 'D',
+                        Change::Modification { .. } => 'M',
+                        Change::Rewrite { .. } => 'R',
+                    };
+                    by_path
+                        .entry(change.location().to_string())
+                        .or_insert((' ', ' '))
+                        .0 = x;
+                }
+                Item::IndexWorktree(iw) => {
+                    let Some(summary) = iw.summary() else {
+                        continue;
+                    };
+                    let path = iw.rela_path().to_string();
+                    let slot = by_path.entry(path).or_insert((' ', ' '));
+                    match summary {
+                        Summary::Added => *slot = ('?', '?'),
+                        Summary::Conflict => *slot = ('U', 'U'),
+                        Summary::Removed => slot.1 = 'D',
+                        Summary::TypeChange => slot.1 = 'T',
+                        Summary::IntentToAdd => slot.1 = 'A',
+                        Summary::Modified | Summary::Renamed | Summary::Copied => slot.1 = 'M',
+                    }
+                }
+            }
+        }
+        for (path, (x, y)) in by_path {
+            match (x, y) {
+                ('?', '?') => c.untracked += 1,
+                ('U', 'U') => c.conflicted += 1,
+                _ => {
+                    if x != ' ' {
+                        c.staged += 1;
+                    }
+                    if y != ' ' {
+                        c.modified += 1;
+                    }
+                }
+            }
+            c.lines.push(format!("{x}{y} {path}"));
+        }
+        if let Some(outcome) = iter.outcome_mut()
+            && outcome.has_changes()
+        {
+            // Best effort, like git: a locked index just means the next status rehashes.
+            let _ = outcome.write_changes();
+        }
+        Ok(c)
+    }
+
+    /// Every worktree of this repository, the main checkout first.
+    pub fn worktrees(&self) -> Result<Vec<WorktreeInfo>, Error> {
+        let main = self.repo.main_repo().map_err(err(&self.path))?;
+        let mut out = Vec::new();
+        if let Some(wd) = main.workdir() {
+            let head = main.head().ok();
+            out.push(WorktreeInfo {
+                path: wd.to_path_buf(),
+                branch: head
+                    .as_ref()
+                    .and_then(|h| h.referent_name().map(|n| n.shorten().to_string())),
+                head: head.as_ref().and_then(|h| h.id().map(|i| i.to_string())),
+                is_main: true,
+                locked: false,
+                prunable: false,
+            });
+        }
+        for proxy in main.worktrees().map_err(err(&self.path))? {
+            let path = proxy.base().unwrap_or_default();
+            let (locked, prunable) = (proxy.is_locked(), proxy.is_prunable());
+            let (branch, head) = match proxy.into_repo_with_possibly_inaccessible_worktree() {
+                Ok(r) => match r.head() {
+                    Ok(h) => (
+                        h.referent_name().map(|n| n.shorten().to_string()),
+                        h.id().map(|i| i.to_string()),
+                    ),
+                    Err(_) => (None, None),
+                },
+                Err(_) => (None, None),
+            };
+            out.push(WorktreeInfo {
+                path,
+                branch,
+                head,
+                is_main: false,
+                locked,
+                prunable,
+            });
+        }
+        Ok(out)
+    }
+}
+
+fn base(name: String, oid: ObjectId) -> Base {
+    Base {
+        name,
+        oid: oid.to_string(),
+    }
+}
+
+fn in_progress_name(s: gix::state::InProgress) -> &'static str {
+    use gix::state::InProgress as P;
+    match s {
+        P::ApplyMailbox | P::ApplyMailboxRebase => "am",
+        P::Bisect => "bisect",
+        P::CherryPick | P::CherryPickSequence => "cherry-pick",
+        P::Merge => "merge",
+        P::Rebase | P::RebaseInteractive => "rebase",
+        P::Revert | P::RevertSequence => "revert",
+    }
+}
+
+/// HEAD, changes, base and ahead/behind of the worktree at `path`. `base_branch` is the
+/// repository's configured base (from `.grove.toml`), if any.
+pub fn worktree_status(path: &Path, base_branch: Option<&str>) -> Result<WorktreeStatus, Error> {
+    let repo = Repo::open(path)?;
+    let head = repo.head()?;
+    let changes = repo.changes()?;
+    let base = repo.resolve_base(base_branch);
+    let ahead_behind = match (&head.oid, &base) {
+        (Some(h), Some(b)) => Some(repo.ahead_behind(h, &b.oid)?),
+        _ => None,
+    };
+    Ok(WorktreeStatus {
+        head,
+        changes,
+        base,
+        ahead_behind,
+        remote: repo.origin_url(),
+    })
+}

@@ -1,0 +1,95 @@
+//! Mutations through the `git` CLI, which handles credentials, hooks, config and every
+//! repository format git itself supports.
+
+use std::path::Path;
+
+use super::Error;
+use crate::proc::Cmd;
+
+/// How a worktree gets its branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Checkout {
+    /// Create `branch` at `start` without an upstream (`--no-track`), so ahead/behind is
+    /// measured against the base rather than a branch it was merely started from.
+    NewBranch { start: String },
+    /// Check out a local branch that already exists.
+    Existing,
+    /// Create `branch` tracking `remote_ref` (`origin/<branch>`).
+    Track { remote_ref: String },
+}
+
+/// `git worktree add` of `branch` at `path` in the repository at `source`.
+pub fn worktree_add(source: &Path, path: &Path, branch: &str, how: &Checkout) -> Result<(), Error> {
+    let mut cmd = Cmd::git(source);
+    cmd.args(["worktree", "add", "--quiet"]);
+    match how {
+        Checkout::NewBranch { start } => {
+            cmd.args(["--no-track", "-b", branch]).arg(path).arg(start);
+        }
+        Checkout::Existing => {
+            cmd.arg(path).arg(branch);
+        }
+        Checkout::Track { remote_ref } => {
+            cmd.args(["--track", "-b", branch])
+                .arg(path)
+                .arg(remote_ref);
+        }
+    }
+    cmd.check()?;
+    Ok(())
+}
+
+/// `git worktree remove`; `force` discards uncommitted changes.
+pub fn worktree_remove(source: &Path, path: &Path, force: bool) -> Result<(), Error> {
+    let mut cmd = Cmd::git(source);
+    cmd.args(["worktree", "remove"]);
+    if force {
+        cmd.args(["--force", "--force"]);
+    }
+    cmd.arg(path).check()?;
+    Ok(())
+}
+
+/// `git worktree prune`: drops registrations whose directory is gone.
+pub fn worktree_prune(source: &Path) -> Result<(), Error> {
+    Cmd::git(source)
+        .args(["worktree", "prune", "--expire=now"])
+        .check()?;
+    Ok(())
+}
+
+/// `git worktree repair`: re-links worktrees after their directories moved.
+pub fn worktree_repair(source: &Path, paths: &[&Path]) -> Result<(), Error> {
+    let mut cmd = Cmd::git(source);
+    cmd.args(["worktree", "repair"]);
+    for p in paths {
+        cmd.arg(p);
+    }
+    cmd.check()?;
+    Ok(())
+}
+
+/// Deletes a local branch; without `force` git refuses an unmerged one.
+pub fn branch_delete(source: &Path, branch: &str, force: bool) -> Result<(), Error> {
+    Cmd::git(source)
+        .args(["branch", if force { "-D" } else { "-d" }, "--", branch])
+        .check()?;
+    Ok(())
+}
+
+/// `git fetch --all --quiet` in the repository at `source`.
+pub fn fetch(source: &Path) -> Result<(), Error> {
+    Cmd::git(source)
+        .args(["fetch", "--all", "--quiet"])
+        .check()?;
+    Ok(())
+}
+
+/// `git clone` of `url` into `dest` (which must not exist), run from `cwd`.
+pub fn clone(url: &str, dest: &Path, cwd: &Path) -> Result<(), Error> {
+    Cmd::git(cwd)
+        .args(["clone", "--quiet", "--", url])
+        .arg(dest)
+        .check()?;
+    Ok(())
+}

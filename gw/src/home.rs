@@ -1,0 +1,44 @@
+//! The layout of the grove directory (`GROVE_HOME`, default `~/.grove`).
+
+use std::path::{Path, PathBuf};
+
+/// Paths inside the grove directory. Nothing here touches the disk.
+#[derive(Debug, Clone)]
+pub struct GroveHome {
+    root: PathBuf,
+}
+
+impl GroveHome {
+    pub fn new(root: impl Into<PathBuf>) -> GroveHome {
+        GroveHome { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn config(&self) -> PathBuf {
+        self.root.join("config.toml")
+    }
+
+    pub fn state(&self) -> PathBuf {
+        self.root.join("state.json")
+    }
+
+    /// The advisory lock file shared with the Go grove (never deleted).
+    pub fn state_lock(&self) -> PathBuf {
+        self.root.join("state.lock")
+    }
+
+    pub fn remote_cache(&self) -> PathBuf {
+        self.root.join("cache").join("remotes.json")
+    }
+
+    pub fn plugins(&self) -> PathBuf {
+        self.root.join("plugins")
+    }
+
+    pub fn default_workspace_dir(&self) -> PathBuf {
+        self.root.join("workspaces")
+    }
+}

@@ -1,0 +1,658 @@
+//! `gw create`: a new workspace with one worktree per repository, all on one branch.
+//!
+//! Creation is all or nothing: a plan is made and validated first, without changing
+//! anything; then worktrees are added (in parallel across repositories); if any step fails,
+//! everything this invocation created is undone in reverse order and nothing that existed
+//! before (a branch, a directory) is touched. Setup commands and the `post_create` hook run
+//! after the workspace is recorded, outside any lock, because they may call `gw`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::action::NextAction;
+use crate::config::{Config, HookKind, RepoConfig};
+use crate::error::{Code, Error, Result};
+use crate::fsx;
+use crate::git::{self, Checkout};
+use crate::ops::hooks::{self, Vars};
+use crate::ops::repos::{self, Chosen};
+use crate::ops::{Ctx, Outcome, RepoResult, delete, names, resolve};
+use crate::parallel;
+use crate::state::{Blueprint, RepoEntry, SetupRecord, SetupStatus, Source, State, Workspace};
+
+/// Which repositories to put in the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// Names or git URLs.
+    Repos(Vec<String>),
+    Preset(String),
+    All,
+}
+
+/// Where the work comes from; stored on the workspace and passed to hooks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceFields {
+    pub url: Option<String>,
+    pub provider: Option<String>,
+    pub reference: Option<String>,
+    pub title: Option<String>,
+}
+
+impl SourceFields {
+    fn into_source(self) -> Option<Source> {
+        if self.url.is_none()
+            && self.provider.is_none()
+            && self.reference.is_none()
+            && self.title.is_none()
+        {
+            return None;
+        }
+        Some(Source {
+            provider: self.provider.unwrap_or_default(),
+            url: self.url.unwrap_or_default(),
+            reference: self.reference.unwrap_or_default(),
+            title: self.title.unwrap_or_default(),
+            extra: Default::default(),
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct CreateOptions {
+    /// The workspace name; derived from the branch when absent.
+    pub name: Option<String>,
+    pub branch: String,
+    pub selection: Selection,
+    /// Check out `origin/<branch>` where it exists instead of starting a new branch.
+    pub track: bool,
+    pub source: SourceFields,
+    /// Replace the workspace the current directory is in.
+    pub replace: bool,
+    /// With `replace`: discard uncommitted changes in the replaced workspace.
+    pub force: bool,
+}
+
+/// What `gw create` will do, decided before anything changes.
+#[derive(Debug, Clone)]
+pub struct CreatePlan {
+    pub name: String,
+    pub path: PathBuf,
+    pub branch: String,
+    pub workspace_dir: PathBuf,
+    pub repos: Vec<RepoPlan>,
+    pub source: Option<Source>,
+    pub blueprint: Option<Blueprint>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RepoPlan {
+    pub name: String,
+    pub source: PathBuf,
+    pub worktree: PathBuf,
+    pub checkout: Checkout,
+    /// The branch already existed, so it is not grove's to delete.
+    pub preserve_branch: bool,
+    /// A stale registration (directory gone) holds the branch; prune it first.
+    pub prune_first: bool,
+    pub setup: Vec<String>,
+}
+
+impl RepoPlan {
+    fn describe(&self) -> String {
+        match &self.checkout {
+            Checkout::NewBranch { start } => format!("new branch from {start}"),
+            Checkout::Existing => "existing branch checked out".into(),
+            Checkout::Track { remote_ref } => format!("tracking {remote_ref}"),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct CreateReport {
+    pub name: String,
+    pub path: PathBuf,
+    pub branch: String,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blueprint: Option<Blueprint>,
+    pub repos: Vec<RepoResult>,
+    pub count: usize,
+    /// Setup results per repository (`ready` or `failed`), when any repository has setup.
+    pub setup: Vec<SetupResult>,
+    /// The workspace this one replaced (`--replace`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replaced: Option<String>,
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SetupResult {
+    pub repo: String,
+    pub status: SetupStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl CreateReport {
+    pub fn next_actions(&self) -> Vec<NextAction> {
+        vec![
+            NextAction::read(
+                "Inspect the new workspace",
+                &["gw", "status", &self.name, "--format", "json"],
+            ),
+            NextAction::read(
+                "Print the workspace path",
+                &["gw", "go", &self.name, "--format", "json"],
+            ),
+        ]
+    }
+}
+
+/// `gw create`: plan, optionally replace the current workspace, execute, run setup and the
+/// `post_create` hook.
+pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
+    let config = ctx.config()?;
+    let state = ctx.state()?;
+    let replacing = if opts.replace {
+        let current = resolve::workspace(&state, None, &ctx.env.cwd).map_err(|e| {
+            Error::usage("--replace must be run from inside the workspace to replace")
+                .with_fix("cd into the workspace you want to replace")
+                .with_details(serde_json::json!({ "cause": e.message }))
+        })?;
+        Some(current.clone())
+    } else {
+        None
+    };
+    let mut plan = plan(
+        ctx,
+        &config,
+        &state,
+        &opts,
+        replacing.as_ref().map(|w| w.name.as_str()),
+    )?;
+    let mut warnings = Vec::new();
+    if let Some(old) = &replacing {
+        let deleted = delete::delete(
+            ctx,
+            delete::DeleteOptions {
+                names: vec![old.name.clone()],
+                force: opts.force,
+            },
+        )?;
+        warnings.extend(deleted.warnings.iter().cloned());
+        if let Some(e) = deleted.into_error() {
+            return Err(e.context(format!("cannot replace `{}`", old.name)));
+        }
+        // The old workspace's branches and worktrees are gone now; decide again.
+        plan = crate::ops::create::plan(ctx, &config, &ctx.state()?, &opts, None).map_err(|e| {
+            e.context(format!(
+                "workspace `{}` was already deleted, but the new one could not be created",
+                old.name
+            ))
+        })?;
+    }
+    let mut report = execute(ctx, &config, plan).map_err(|e| match &replacing {
+        Some(old) => e.context(format!(
+            "workspace `{}` was already deleted, but the new one could not be created",
+            old.name
+        )),
+        None => e,
+    })?;
+    report.replaced = replacing.map(|w| w.name);
+    report.warnings.splice(0..0, warnings);
+    let ws = Workspace {
+        name: report.name.clone(),
+        path: report.path.clone(),
+        branch: report.branch.clone(),
+        created_at: report.created_at.clone(),
+        repos: Vec::new(),
+        source: report.source.clone(),
+        blueprint: None,
+        extra: Default::default(),
+    };
+    let hook = hooks::run_global(
+        ctx,
+        config.hooks.get(HookKind::PostCreate),
+        HookKind::PostCreate,
+        &Vars::of(&ws),
+        &ws.path,
+    )
+    .map_err(|e| {
+        let message = format!("workspace `{}` was created, but {}", ws.name, e.message);
+        let mut e = e;
+        e.message = message;
+        e.with_action(NextAction::read(
+            "Inspect the workspace",
+            &["gw", "status", &ws.name, "--format", "json"],
+        ))
+    })?;
+    report.warnings.extend(hook);
+    Ok(report)
+}
+
+/// Validates the inputs against the current world and decides, per repository, how its
+/// worktree will be made. Changes nothing except fetching.
+///
+/// `ignore` names a workspace whose worktrees do not count as conflicts (the one being
+/// replaced).
+pub fn plan(
+    ctx: &Ctx<'_>,
+    config: &Config,
+    state: &State,
+    opts: &CreateOptions,
+    ignore: Option<&str>,
+) -> Result<CreatePlan> {
+    names::check_branch(&opts.branch)?;
+    let name = match &opts.name {
+        Some(n) => n.clone(),
+        None => names::from_branch(&opts.branch),
+    };
+    names::check_workspace(&name)?;
+    if state.find(&name).is_some() {
+        return Err(exists(
+            &name,
+            format!("a workspace named `{name}` already exists"),
+        ));
+    }
+    let path = config.workspace_dir.join(&name);
+    if fsx::exists(&path) {
+        return Err(exists(
+            &name,
+            format!("`{}` already exists", path.display()),
+        ));
+    }
+
+    let discovery = repos::discover(ctx, config);
+    let (entries, blueprint) = match &opts.selection {
+        Selection::Repos(r) => (r.clone(), None),
+        Selection::Preset(p) => {
+            let repos = config
+                .presets
+                .get(p)
+                .ok_or_else(|| preset_not_found(p, config))?;
+            let blueprint = Blueprint {
+                name: format!("preset:{p}"),
+                sha256: preset_hash(p, repos),
+            };
+            (repos.clone(), Some(blueprint))
+        }
+        Selection::All => (discovery.names(), None),
+    };
+    let chosen = repos::resolve(ctx, config, &entries, &discovery)?;
+
+    fetch_all(ctx, &chosen);
+
+    let ignored: Vec<PathBuf> = ignore
+        .and_then(|n| state.find(n))
+        .map(|w| {
+            w.repos
+                .iter()
+                .map(|r| fsx::canonical(&r.worktree_path))
+                .collect()
+        })
+        .unwrap_or_default();
+    let decided = parallel::map(&chosen, |c| {
+        plan_repo(c, &path, &opts.branch, opts.track, &ignored)
+    });
+    let mut repos = Vec::new();
+    let mut warnings = Vec::new();
+    for d in decided {
+        let (repo, w) = d?;
+        warnings.extend(w);
+        repos.push(repo);
+    }
+    Ok(CreatePlan {
+        name,
+        path,
+        branch: opts.branch.clone(),
+        workspace_dir: config.workspace_dir.clone(),
+        repos,
+        source: opts.source.clone().into_source(),
+        blueprint,
+        warnings,
+    })
+}
+
+fn exists(name: &str, message: String) -> Error {
+    Error::new(Code::WorkspaceExists, message)
+        .with_fix("Choose another name, or delete the existing workspace first")
+        .with_details(serde_json::json!({ "workspace": name }))
+        .with_action(NextAction::read(
+            "Inspect the existing workspace",
+            &["gw", "ws", "show", name, "--format", "json"],
+        ))
+}
+
+pub fn preset_not_found(name: &str, config: &Config) -> Error {
+    let known: Vec<&String> = config.presets.keys().collect();
+    Error::new(Code::PresetNotFound, format!("no preset named `{name}`"))
+        .with_fix(if known.is_empty() {
+            "No presets are defined; create one with `gw preset add NAME -r a,b`".to_string()
+        } else {
+            format!(
+                "Known presets: {}",
+                known
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+        .with_details(serde_json::json!({ "preset": name }))
+        .with_action(NextAction::read(
+            "List presets",
+            &["gw", "preset", "list", "--format", "json"],
+        ))
+}
+
+/// SHA-256 of a preset's normalised content (`name` and the repository list).
+fn preset_hash(name: &str, repos: &[String]) -> String {
+    use sha2::{Digest, Sha256};
+    let normalised = serde_json::json!({ "name": name, "repos": repos }).to_string();
+    let digest = Sha256::digest(normalised.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Fetches every repository that has an origin, in parallel. A failure is not fatal:
+/// local refs are used, and the plan carries on.
+fn fetch_all(ctx: &Ctx<'_>, chosen: &[Chosen]) {
+    let with_remote: Vec<&Chosen> = chosen
+        .iter()
+        .filter(|c| {
+            git::Repo::open(&c.path)
+                .ok()
+                .and_then(|r| r.origin_url())
+                .is_some()
+        })
+        .collect();
+    if with_remote.is_empty() {
+        return;
+    }
+    ctx.events
+        .progress(&format!("fetching {} repositories", with_remote.len()));
+    let results = parallel::map(&with_remote, |c| git::fetch(&c.path));
+    for (c, r) in with_remote.iter().zip(results) {
+        if let Err(e) = r {
+            ctx.events.output(
+                &format!("[{}] ", c.name),
+                &format!("warning: fetch failed, using local state: {e}"),
+            );
+        }
+    }
+}
+
+fn plan_repo(
+    c: &Chosen,
+    root: &Path,
+    branch: &str,
+    track: bool,
+    ignored: &[PathBuf],
+) -> Result<(RepoPlan, Vec<String>)> {
+    let repo = git::Repo::open(&c.path)?;
+    let mut warnings = Vec::new();
+    let mut prune_first = false;
+    for wt in repo.worktrees()? {
+        if wt.branch.as_deref() != Some(branch) || ignored.contains(&fsx::canonical(&wt.path)) {
+            continue;
+        }
+        if wt.prunable {
+            prune_first = true;
+            continue;
+        }
+        return Err(Error::new(
+            Code::WorktreeExists,
+            format!(
+                "branch `{branch}` already has a worktree in {} at `{}`",
+                c.name,
+                wt.path.display()
+            ),
+        )
+        .with_fix("Use another branch, or remove that worktree first")
+        .with_details(
+            serde_json::json!({ "repo": c.name, "branch": branch, "worktree": wt.path }),
+        ));
+    }
+    let repo_config = RepoConfig::load(&c.path)?;
+    let base = repo.resolve_base(repo_config.base_branch.as_deref());
+    let local = repo.local_branch(branch).is_some();
+    let remote = repo.remote_branch("origin", branch).is_some();
+    let start = || match &base {
+        Some(b) => b.name.clone(),
+        None => "HEAD".to_string(),
+    };
+    let checkout = if local {
+        Checkout::Existing
+    } else if track && remote {
+        Checkout::Track {
+            remote_ref: format!("origin/{branch}"),
+        }
+    } else {
+        if track {
+            warnings.push(format!(
+                "{}: remote branch origin/{branch} not found; creating a new branch from {} instead",
+                c.name,
+                start()
+            ));
+        }
+        if base.is_none() {
+            warnings.push(format!(
+                "{}: could not resolve a base branch; the new branch starts from HEAD",
+                c.name
+            ));
+        }
+        Checkout::NewBranch { start: start() }
+    };
+    Ok((
+        RepoPlan {
+            name: c.name.clone(),
+            source: c.path.clone(),
+            worktree: root.join(&c.name),
+            checkout,
+            preserve_branch: local,
+            prune_first,
+            setup: repo_config.setup,
+        },
+        warnings,
+    ))
+}
+
+/// Carries out a plan. On failure, undoes everything this call created.
+pub fn execute(ctx: &Ctx<'_>, config: &Config, plan: CreatePlan) -> Result<CreateReport> {
+    let _ = config;
+    fsx::create_dir_all(&plan.workspace_dir)?;
+    match fsx::create_dir(&plan.path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(exists(
+                &plan.name,
+                format!("`{}` already exists", plan.path.display()),
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    }
+    ctx.events
+        .progress(&format!("creating {} worktrees", plan.repos.len()));
+    let added = parallel::map(&plan.repos, |r| add_worktree(r, &plan.branch));
+    let failed = added.iter().any(Result::is_err);
+    if failed {
+        let results = rollback(ctx, &plan, &added);
+        let first = added
+            .into_iter()
+            .find_map(Result::err)
+            .expect("a failure was seen");
+        return Err(first
+            .context(format!("cannot create workspace `{}`", plan.name))
+            .with_details(serde_json::json!({ "workspace": plan.name, "repos": results })));
+    }
+
+    let created_at = crate::time::now_local();
+    let ws = Workspace {
+        name: plan.name.clone(),
+        path: plan.path.clone(),
+        branch: plan.branch.clone(),
+        created_at: created_at.clone(),
+        repos: plan
+            .repos
+            .iter()
+            .map(|r| RepoEntry {
+                repo_name: r.name.clone(),
+                source_repo: r.source.clone(),
+                worktree_path: r.worktree.clone(),
+                branch: plan.branch.clone(),
+                preserve_branch: r.preserve_branch,
+                setup: None,
+                extra: Default::default(),
+            })
+            .collect(),
+        source: plan.source.clone(),
+        blueprint: plan.blueprint.clone(),
+        extra: Default::default(),
+    };
+    let committed = ctx.store.update(|st| {
+        if st.find(&ws.name).is_some() {
+            return Err(exists(
+                &ws.name,
+                format!("a workspace named `{}` already exists", ws.name),
+            ));
+        }
+        st.workspaces.push(ws.clone());
+        Ok(())
+    });
+    if let Err(e) = committed {
+        rollback(ctx, &plan, &added);
+        return Err(e);
+    }
+
+    let mut warnings = plan.warnings.clone();
+    let setup = run_setup(ctx, &plan, &ws);
+    for s in &setup {
+        if let Some(d) = s
+            .detail
+            .as_deref()
+            .filter(|_| s.status == SetupStatus::Failed)
+        {
+            warnings.push(format!("{}: setup failed: {d}", s.repo));
+        }
+    }
+    if !setup.is_empty() {
+        let recorded = ctx.store.update(|st| {
+            if let Some(w) = st.find_mut(&ws.name) {
+                for s in &setup {
+                    if let Some(r) = w.repos.iter_mut().find(|r| r.repo_name == s.repo) {
+                        r.setup = Some(SetupRecord {
+                            status: s.status,
+                            detail: s.detail.clone(),
+                        });
+                    }
+                }
+            }
+            Ok::<_, Error>(())
+        });
+        if let Err(e) = recorded {
+            warnings.push(format!("could not record setup results: {}", e.message));
+        }
+    }
+
+    let repos: Vec<RepoResult> = plan
+        .repos
+        .iter()
+        .map(|r| RepoResult {
+            repo: r.name.clone(),
+            outcome: Outcome::Created,
+            branch: plan.branch.clone(),
+            path: r.worktree.clone(),
+            detail: Some(r.describe()),
+        })
+        .collect();
+    Ok(CreateReport {
+        name: plan.name,
+        path: plan.path,
+        branch: plan.branch,
+        created_at,
+        source: plan.source,
+        blueprint: plan.blueprint,
+        count: repos.len(),
+        repos,
+        setup,
+        replaced: None,
+        warnings,
+    })
+}
+
+fn add_worktree(r: &RepoPlan, branch: &str) -> Result<()> {
+    if r.prune_first {
+        git::worktree_prune(&r.source)?;
+    }
+    git::worktree_add(&r.source, &r.worktree, branch, &r.checkout)
+        .map_err(|e| Error::from(e).context(&r.name))
+}
+
+/// Undoes the worktrees (and branches) that `added` created, in reverse order, and removes
+/// the workspace directory if nothing else is in it. Returns each repository's outcome.
+fn rollback(ctx: &Ctx<'_>, plan: &CreatePlan, added: &[Result<()>]) -> Vec<RepoResult> {
+    let mut results: Vec<RepoResult> = Vec::new();
+    for (r, res) in plan.repos.iter().zip(added).rev() {
+        let (outcome, detail) = match res {
+            Err(e) => (Outcome::Failed, Some(e.message.clone())),
+            Ok(()) => {
+                let mut problems = Vec::new();
+                if let Err(e) = git::worktree_remove(&r.source, &r.worktree, true) {
+                    problems.push(e.to_string());
+                }
+                if !r.preserve_branch
+                    && let Err(e) = git::branch_delete(&r.source, &plan.branch, true)
+                {
+                    problems.push(e.to_string());
+                }
+                if problems.is_empty() {
+                    (Outcome::RolledBack, None)
+                } else {
+                    (
+                        Outcome::Failed,
+                        Some(format!("rollback failed: {}", problems.join("; "))),
+                    )
+                }
+            }
+        };
+        results.push(RepoResult {
+            repo: r.name.clone(),
+            outcome,
+            branch: plan.branch.clone(),
+            path: r.worktree.clone(),
+            detail,
+        });
+    }
+    results.reverse();
+    if !fsx::remove_empty_dir(&plan.path) {
+        ctx.events.progress(&format!(
+            "left `{}` in place: it is not empty",
+            plan.path.display()
+        ));
+    }
+    results
+}
+
+fn run_setup(ctx: &Ctx<'_>, plan: &CreatePlan, ws: &Workspace) -> Vec<SetupResult> {
+    let with_setup: Vec<&RepoPlan> = plan.repos.iter().filter(|r| !r.setup.is_empty()).collect();
+    let vars = Vars::of(ws);
+    parallel::map(&with_setup, |r| {
+        ctx.events.progress(&format!("running setup in {}", r.name));
+        match hooks::run_repo_commands(ctx, &r.name, &r.setup, &r.worktree, &vars, true) {
+            Ok(()) => SetupResult {
+                repo: r.name.clone(),
+                status: SetupStatus::Ready,
+                detail: None,
+            },
+            Err(f) => SetupResult {
+                repo: r.name.clone(),
+                status: SetupStatus::Failed,
+                detail: Some(f.summary()),
+            },
+        }
+    })
+}

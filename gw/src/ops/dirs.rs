@@ -1,0 +1,93 @@
+//! `gw add-dir` and `gw remove-dir`: the directories grove searches for repositories.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::discover;
+use crate::error::{Error, Result};
+use crate::ops::Ctx;
+
+#[derive(Debug, Serialize)]
+pub struct DirReport {
+    /// The directory added or removed.
+    pub dir: PathBuf,
+    /// `added`, `already_present` or `removed`.
+    pub outcome: &'static str,
+    pub repo_dirs: Vec<PathBuf>,
+    /// Repositories found in `dir` (for `add-dir`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repos_found: Option<usize>,
+}
+
+/// Resolves each path and checks that it is an existing directory.
+pub fn check_dirs(ctx: &Ctx<'_>, dirs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    dirs.iter()
+        .map(|d| {
+            let abs = ctx.env.resolve_path(d);
+            if abs.is_dir() {
+                Ok(abs)
+            } else {
+                Err(
+                    Error::usage(format!("repo dir `{}` does not exist", abs.display()))
+                        .with_fix("Pass an existing directory that holds your git repositories")
+                        .with_details(serde_json::json!({ "dir": abs })),
+                )
+            }
+        })
+        .collect()
+}
+
+pub fn add_dir(ctx: &Ctx<'_>, dir: &Path) -> Result<DirReport> {
+    let mut config = ctx.config()?;
+    let dir = check_dirs(ctx, &[dir.to_path_buf()])?.remove(0);
+    let outcome = if config.repo_dirs.contains(&dir) {
+        "already_present"
+    } else {
+        let mut all = config.repo_dirs.clone();
+        all.push(dir.clone());
+        config.set_repo_dirs(all);
+        config.save()?;
+        "added"
+    };
+    let found = discover::discover(&ctx.home, std::slice::from_ref(&dir), &config.workspace_dir);
+    Ok(DirReport {
+        dir,
+        outcome,
+        repo_dirs: config.repo_dirs.clone(),
+        repos_found: Some(found.repos.len()),
+    })
+}
+
+pub fn remove_dir(ctx: &Ctx<'_>, dir: &Path) -> Result<DirReport> {
+    let mut config = ctx.config()?;
+    let abs = ctx.env.resolve_path(dir);
+    let before = config.repo_dirs.clone();
+    if !before.contains(&abs) {
+        return Err(
+            Error::usage(format!("`{}` is not a configured repo dir", abs.display())).with_fix(
+                format!(
+                    "Configured: {}",
+                    before
+                        .iter()
+                        .map(|d| d.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ),
+        );
+    }
+    config.set_repo_dirs(before.into_iter().filter(|d| *d != abs).collect());
+    config.save()?;
+    Ok(DirReport {
+        dir: abs,
+        outcome: "removed",
+        repo_dirs: config.repo_dirs.clone(),
+        repos_found: None,
+    })
+}
+
+/// The configured repo dirs, for pickers.
+pub fn configured(ctx: &Ctx<'_>) -> Result<Vec<PathBuf>> {
+    Ok(ctx.config()?.repo_dirs)
+}

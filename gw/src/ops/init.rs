@@ -1,0 +1,59 @@
+//! `gw init [DIR…]`: create the grove directory and configuration, and add repo dirs.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::action::NextAction;
+use crate::config::Config;
+use crate::error::Result;
+use crate::fsx;
+use crate::ops::{Ctx, dirs};
+
+#[derive(Debug, Serialize)]
+pub struct InitReport {
+    pub config_path: PathBuf,
+    pub repo_dirs: Vec<PathBuf>,
+    pub workspace_dir: PathBuf,
+    /// How many repositories the repo dirs hold.
+    pub repos_found: usize,
+    /// The configuration did not exist before.
+    pub created: bool,
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+}
+
+impl InitReport {
+    pub fn next_actions(&self) -> Vec<NextAction> {
+        vec![NextAction::read(
+            "List the repositories grove found",
+            &["gw", "repos", "--format", "json"],
+        )]
+    }
+}
+
+pub fn init(ctx: &Ctx<'_>, dirs_in: &[PathBuf]) -> Result<InitReport> {
+    let to_add = dirs::check_dirs(ctx, dirs_in)?;
+    let existing = Config::load_optional(&ctx.home, ctx.env)?;
+    let created = existing.is_none();
+    let mut config = existing.unwrap_or_else(|| Config::new(&ctx.home));
+    let mut all = config.repo_dirs.clone();
+    for d in to_add {
+        if !all.contains(&d) {
+            all.push(d);
+        }
+    }
+    config.set_repo_dirs(all);
+    fsx::create_dir_all(ctx.home.root())?;
+    fsx::create_dir_all(&config.workspace_dir)?;
+    config.save()?;
+    let d = crate::ops::repos::discover(ctx, &config);
+    Ok(InitReport {
+        config_path: config.path().to_path_buf(),
+        repo_dirs: config.repo_dirs.clone(),
+        workspace_dir: config.workspace_dir.clone(),
+        repos_found: d.repos.len(),
+        created,
+        warnings: d.warnings,
+    })
+}

@@ -1,0 +1,121 @@
+//! Operations: one use case per module. Each takes plain options and returns a typed
+//! report; none of them prints, parses arguments or prompts. Live progress and hook output
+//! go through [`Events`], which the output layer implements.
+
+pub mod clone;
+pub mod create;
+pub mod delete;
+pub mod dirs;
+pub mod go;
+pub mod hooks;
+pub mod init;
+pub mod list;
+pub mod names;
+pub mod preset;
+pub mod repos;
+pub mod resolve;
+pub mod shell_init;
+pub mod status;
+
+use std::time::Duration;
+
+use crate::config::Config;
+use crate::env::Env;
+use crate::error::Result;
+use crate::home::GroveHome;
+use crate::state::{State, Store};
+
+/// Live notifications from a running operation, shown on stderr by the output layer.
+pub trait Events: Sync {
+    /// A step has started ("fetching api").
+    fn progress(&self, message: &str);
+    /// A line printed by a hook or a repository command, with the prefix that says whose.
+    fn output(&self, prefix: &str, line: &str);
+}
+
+/// Events that go nowhere, for tests and for callers that do not show progress.
+pub struct Quiet;
+
+impl Events for Quiet {
+    fn progress(&self, _: &str) {}
+    fn output(&self, _: &str, _: &str) {}
+}
+
+/// What every operation needs: where grove lives and how to report progress.
+pub struct Ctx<'a> {
+    pub env: &'a Env,
+    pub home: GroveHome,
+    pub store: Store,
+    pub events: &'a dyn Events,
+    /// `--no-hooks`: global lifecycle hooks count as unconfigured.
+    pub no_hooks: bool,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(env: &'a Env, events: &'a dyn Events) -> Ctx<'a> {
+        let home = GroveHome::new(&env.grove_home);
+        let timeout = env
+            .lock_timeout_ms
+            .map(Duration::from_millis)
+            .unwrap_or(crate::lock::DEFAULT_TIMEOUT);
+        let store = Store::new(&home, timeout);
+        Ctx {
+            env,
+            home,
+            store,
+            events,
+            no_hooks: false,
+        }
+    }
+
+    /// The configuration; `NOT_INITIALIZED` when there is none.
+    pub fn config(&self) -> Result<Config> {
+        Ok(Config::load(&self.home, self.env)?)
+    }
+
+    pub fn state(&self) -> Result<State> {
+        Ok(self.store.load()?)
+    }
+}
+
+/// What happened to one repository in a command that touches several.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// create: the worktree (and possibly its branch) was created.
+    Created,
+    /// create: the worktree was created, then undone because another step failed.
+    RolledBack,
+    /// create: this repository was not reached before the failure.
+    NotStarted,
+    /// delete: the worktree was removed.
+    Removed,
+    /// delete: kept, because removing it would lose work or failed.
+    Kept,
+    /// The step failed for this repository.
+    Failed,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Created => "created",
+            Outcome::RolledBack => "rolled_back",
+            Outcome::NotStarted => "not_started",
+            Outcome::Removed => "removed",
+            Outcome::Kept => "kept",
+            Outcome::Failed => "failed",
+        }
+    }
+}
+
+/// One repository's result: `{repo, outcome, branch, path, detail?}`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RepoResult {
+    pub repo: String,
+    pub outcome: Outcome,
+    pub branch: String,
+    pub path: std::path::PathBuf,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}

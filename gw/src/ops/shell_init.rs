@@ -1,0 +1,150 @@
+//! `gw shell-init`: a shell function named `gw` that changes directory after `gw go` and
+//! `gw create`, which a child process cannot do for its parent shell.
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// The shells grove can integrate with.
+pub const SHELLS: &[&str] = &["bash", "zsh", "fish", "nu"];
+
+#[derive(Debug, Serialize)]
+pub struct ShellInitReport {
+    pub shell: String,
+    pub script: String,
+}
+
+/// The wrapper for `shell` (`bash`, `zsh`, `fish` or `nu`; `nushell` is accepted too).
+pub fn shell_init(shell: &str) -> Result<ShellInitReport> {
+    let (name, script) = match shell {
+        "bash" => ("bash", POSIX),
+        "zsh" => ("zsh", POSIX),
+        "fish" => ("fish", FISH),
+        "nu" | "nushell" => ("nu", NU),
+        other => {
+            return Err(Error::usage(format!("unsupported shell `{other}`"))
+                .with_fix(format!("Use --shell with one of: {}", SHELLS.join(", "))));
+        }
+    };
+    Ok(ShellInitReport {
+        shell: name.to_string(),
+        script: script.to_string(),
+    })
+}
+
+/// The shell to use when none is given: the basename of `$SHELL`, else bash.
+pub fn detect(shell_env: Option<&str>) -> String {
+    let name = shell_env
+        .and_then(|s| s.rsplit('/').next())
+        .unwrap_or("bash");
+    if SHELLS.contains(&name) || name == "nushell" {
+        name.to_string()
+    } else {
+        "bash".to_string()
+    }
+}
+
+const POSIX: &str = r#"# grove shell integration: eval "$(gw shell-init)"
+gw() {
+  case "$1" in
+    go)
+      local __gw_out __gw_rc
+      __gw_out="$(command gw "$@")"
+      __gw_rc=$?
+      if [ "$__gw_rc" -eq 0 ] && [ -d "$__gw_out" ]; then
+        cd "$__gw_out" || return
+      elif [ -n "$__gw_out" ]; then
+        printf '%s\n' "$__gw_out"
+      fi
+      return "$__gw_rc"
+      ;;
+    create)
+      local __gw_cd __gw_rc __gw_dest
+      __gw_cd="$(mktemp "${TMPDIR:-/tmp}/.grove_cd.XXXXXX")" || { command gw "$@"; return; }
+      GROVE_CD_FILE="$__gw_cd" command gw "$@"
+      __gw_rc=$?
+      if [ "$__gw_rc" -eq 0 ] && [ -s "$__gw_cd" ]; then
+        __gw_dest="$(cat "$__gw_cd")"
+        [ -d "$__gw_dest" ] && cd "$__gw_dest"
+      fi
+      rm -f "$__gw_cd"
+      return "$__gw_rc"
+      ;;
+    *)
+      command gw "$@"
+      ;;
+  esac
+}
+"#;
+
+const FISH: &str = r#"# grove shell integration: gw shell-init --shell fish | source
+function gw --wraps gw --description 'grove workspaces'
+    switch "$argv[1]"
+        case go
+            set -l out (command gw $argv | string collect)
+            set -l rc $pipestatus[1]
+            if test $rc -eq 0; and test -d "$out"
+                cd "$out"
+            else if test -n "$out"
+                printf '%s\n' "$out"
+            end
+            return $rc
+        case create
+            set -l tmp (set -q TMPDIR; and echo $TMPDIR; or echo /tmp)
+            set -l cdfile (mktemp "$tmp/.grove_cd.XXXXXX")
+            GROVE_CD_FILE=$cdfile command gw $argv
+            set -l rc $status
+            if test $rc -eq 0; and test -s "$cdfile"
+                set -l dest (cat "$cdfile")
+                test -d "$dest"; and cd "$dest"
+            end
+            rm -f "$cdfile"
+            return $rc
+        case '*'
+            command gw $argv
+    end
+end
+"#;
+
+const NU: &str = r#"# grove shell integration: gw shell-init --shell nu | save -f ~/.grove.nu; source ~/.grove.nu
+def --env --wrapped gw [...args: string] {
+    if ($args | is-not-empty) and ($args | first) == "go" {
+        let out = (^gw ...$args | str trim)
+        if ($out | is-not-empty) and ($out | path exists) and (($out | path type) == "dir") {
+            cd $out
+        } else if ($out | is-not-empty) {
+            print $out
+        }
+    } else if ($args | is-not-empty) and ($args | first) == "create" {
+        let cdfile = (^mktemp ($env.TMPDIR? | default "/tmp" | path join ".grove_cd.XXXXXX") | str trim)
+        try {
+            with-env { GROVE_CD_FILE: $cdfile } { ^gw ...$args }
+        } catch { |err|
+            rm -f $cdfile
+            error make { msg: $err.msg }
+        }
+        let dest = (open --raw $cdfile | str trim)
+        rm -f $cdfile
+        if ($dest | is-not-empty) and ($dest | path exists) { cd $dest }
+    } else {
+        ^gw ...$args
+    }
+}
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shell_defines_gw() {
+        for s in SHELLS {
+            let r = shell_init(s).unwrap();
+            assert!(r.script.contains("GROVE_CD_FILE"), "{s}");
+        }
+        assert!(shell_init("tcsh").is_err());
+        assert_eq!(detect(Some("/usr/bin/fish")), "fish");
+        assert_eq!(detect(Some("/bin/sh")), "bash");
+        assert_eq!(detect(None), "bash");
+    }
+}

@@ -1,0 +1,240 @@
+//! The output layer: the only code that writes to stdout or stderr.
+//!
+//! A command hands its report to [`emit`], which renders it as human text (tables on
+//! stdout, messages on stderr, colour only on a terminal and never with `NO_COLOR`), as
+//! one of the Go grove's bare data shapes (`-o json|jsonl|tsv|name|path`, `--json`), or as
+//! the versioned JSON envelope (`--format json`). In machine mode stdout carries exactly
+//! one envelope and nothing else.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod envelope;
+mod events;
+pub mod pick;
+pub mod render;
+mod style;
+mod table;
+
+pub use envelope::{SCHEMA_VERSION, envelope_error, envelope_ok};
+pub use events::StderrEvents;
+pub use style::Role;
+
+use std::io::{self, IsTerminal, Write};
+
+use crate::action::NextAction;
+use crate::error::{Code, Error};
+
+/// Human text or the JSON envelope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Text,
+    Json,
+}
+
+/// The Go grove's `-o/--output` data formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataFormat {
+    Table,
+    Json,
+    Jsonl,
+    Tsv,
+    Name,
+    Path,
+}
+
+/// Something a command produced that can be shown.
+pub trait Render {
+    /// The envelope's `result` object.
+    fn result(&self) -> serde_json::Value;
+    /// Human output: data on stdout, messages on stderr.
+    fn text(&self, p: &mut Printer) -> io::Result<()>;
+    /// The Go grove's bare shape for `format`; `None` when this command has none.
+    fn legacy(&self, _format: DataFormat, _p: &mut Printer) -> Option<io::Result<()>> {
+        None
+    }
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        Vec::new()
+    }
+    /// A partial failure: some of the work failed. The envelope then has `ok: false`, this
+    /// error, and the `result` showing what happened to each part.
+    fn failure(&self) -> Option<&Error> {
+        None
+    }
+}
+
+/// Where output goes and how it looks.
+pub struct Printer {
+    pub mode: Mode,
+    color_out: bool,
+    color_err: bool,
+    out: Box<dyn Write>,
+    err: Box<dyn Write>,
+}
+
+impl Printer {
+    /// A printer on the process's stdout and stderr.
+    pub fn stdio(mode: Mode, no_color: bool) -> Printer {
+        let text = mode == Mode::Text && !no_color;
+        Printer {
+            mode,
+            color_out: text && io::stdout().is_terminal(),
+            color_err: text && io::stderr().is_terminal(),
+            out: Box::new(io::stdout()),
+            err: Box::new(io::stderr()),
+        }
+    }
+
+    /// A printer into buffers, for tests.
+    pub fn capture(mode: Mode, out: Box<dyn Write>, err: Box<dyn Write>) -> Printer {
+        Printer {
+            mode,
+            color_out: false,
+            color_err: false,
+            out,
+            err,
+        }
+    }
+
+    /// Data output.
+    pub fn out(&mut self) -> &mut dyn Write {
+        &mut *self.out
+    }
+
+    /// Writes a line of data to stdout.
+    pub fn line(&mut self, s: &str) -> io::Result<()> {
+        writeln!(self.out, "{s}")
+    }
+
+    /// Styles `text` for stdout.
+    pub fn paint(&self, role: Role, text: &str) -> String {
+        style::paint(self.color_out, role, text)
+    }
+
+    /// A message on stderr (`✓ created …`).
+    pub fn message(&mut self, role: Role, text: &str) -> io::Result<()> {
+        let line = match role {
+            Role::Success => format!("{} {text}", style::paint(self.color_err, role, "✓")),
+            Role::Warning => format!("{} {text}", style::paint(self.color_err, role, "warning:")),
+            Role::Error => format!("{} {text}", style::paint(self.color_err, role, "error:")),
+            Role::Hint => format!("{} {text}", style::paint(self.color_err, role, "hint:")),
+            _ => text.to_string(),
+        };
+        writeln!(self.err, "{line}")
+    }
+
+    /// Raw text on stdout, no newline added.
+    pub fn raw(&mut self, s: &str) -> io::Result<()> {
+        self.out.write_all(s.as_bytes())
+    }
+
+    pub fn table(&mut self, headers: &[&str], rows: &[Vec<String>]) -> io::Result<()> {
+        let text = table::render(headers, rows, self.color_out);
+        self.out.write_all(text.as_bytes())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()?;
+        self.err.flush()
+    }
+}
+
+/// Shows a command's report and returns the process exit code.
+pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
+    let failure = r.failure();
+    let code = failure.map(|e| e.code.exit_code()).unwrap_or(0);
+    let result = match p.mode {
+        Mode::Json => {
+            let warnings = r.warnings();
+            for w in &warnings {
+                let _ = p.message(Role::Warning, w);
+            }
+            let doc = match failure {
+                None => envelope_ok(r.result(), &warnings, &r.next_actions()),
+                Some(e) => {
+                    let mut doc = envelope_error(e);
+                    doc["result"] = r.result();
+                    if !warnings.is_empty() {
+                        doc["warnings"] = serde_json::json!(warnings);
+                    }
+                    doc
+                }
+            };
+            write_json(p, &doc)
+        }
+        Mode::Text => {
+            let shown = match data {
+                Some(f) if f != DataFormat::Table => r.legacy(f, p).unwrap_or_else(|| r.text(p)),
+                _ => r.text(p),
+            };
+            let warnings = r
+                .warnings()
+                .into_iter()
+                .try_for_each(|w| p.message(Role::Warning, &w));
+            let failed = match failure {
+                Some(e) => text_error(p, e),
+                None => Ok(()),
+            };
+            shown.and(warnings).and(failed)
+        }
+    };
+    finish(p, result);
+    code
+}
+
+/// Shows an error and returns the process exit code.
+pub fn emit_error(p: &mut Printer, e: &Error) -> u8 {
+    let result = match p.mode {
+        Mode::Json => write_json(p, &envelope_error(e)),
+        Mode::Text => text_error(p, e),
+    };
+    finish(p, result);
+    e.code.exit_code()
+}
+
+fn text_error(p: &mut Printer, e: &Error) -> io::Result<()> {
+    p.message(Role::Error, &e.message)?;
+    if let Some(fix) = &e.fix {
+        p.message(Role::Hint, fix)?;
+    }
+    if e.code == Code::Internal {
+        p.message(Role::Hint, "this is a bug in gw, please report it")?;
+    }
+    Ok(())
+}
+
+fn write_json(p: &mut Printer, doc: &serde_json::Value) -> io::Result<()> {
+    let mut text = serde_json::to_string_pretty(doc).unwrap_or_else(|e| {
+        // Serialising a `Value` cannot fail, but the contract holds even if it did.
+        format!(
+            "{{\"ok\":false,\"schemaVersion\":{SCHEMA_VERSION},\"error\":{{\"code\":\"INTERNAL\",\"message\":{:?}}},\"next_actions\":[]}}",
+            e.to_string()
+        )
+    });
+    text.push('\n');
+    p.raw(&text)
+}
+
+/// A closed stdout (`gw list | head -1`) is not an error worth reporting.
+fn finish(p: &mut Printer, result: io::Result<()>) {
+    let result = result.and_then(|_| p.flush());
+    if let Err(e) = result
+        && e.kind() != io::ErrorKind::BrokenPipe
+    {
+        let _ = writeln!(io::stderr(), "error: cannot write output: {e}");
+    }
+}
+
+/// Writes help or version text (clap's own) to stdout in text mode, or as an envelope.
+pub fn emit_help(p: &mut Printer, text: &str) -> u8 {
+    let result = match p.mode {
+        Mode::Json => write_json(
+            p,
+            &envelope_ok(serde_json::json!({ "help": text }), &[], &[]),
+        ),
+        Mode::Text => p.raw(text),
+    };
+    finish(p, result);
+    0
+}

@@ -1,0 +1,696 @@
+//! How each report looks: the envelope `result`, human text, and the Go grove's bare data
+//! shapes for `-o`/`--json`.
+
+use std::io;
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{DataFormat, Printer, Render, Role};
+use crate::action::NextAction;
+use crate::error::Error;
+use crate::ops::create::CreateReport;
+use crate::ops::delete::DeleteReport;
+use crate::ops::dirs::DirReport;
+use crate::ops::go::GoReport;
+use crate::ops::init::InitReport;
+use crate::ops::list::{ListReport, ListStatusReport, ShowReport};
+use crate::ops::preset::{PresetListReport, PresetReport};
+use crate::ops::repos::ReposReport;
+use crate::ops::shell_init::ShellInitReport;
+use crate::ops::status::{RepoStatus, StatusReport};
+use crate::state::Workspace;
+
+fn value<T: Serialize>(t: &T) -> Value {
+    serde_json::to_value(t).expect("reports serialise: every map key is a string")
+}
+
+fn json_pretty(p: &mut Printer, v: &impl Serialize) -> io::Result<()> {
+    let mut s = serde_json::to_string_pretty(v).expect("reports serialise");
+    s.push('\n');
+    p.raw(&s)
+}
+
+fn json_line(p: &mut Printer, v: &impl Serialize) -> io::Result<()> {
+    let mut s = serde_json::to_string(v).expect("reports serialise");
+    s.push('\n');
+    p.raw(&s)
+}
+
+fn tsv(p: &mut Printer, header: &[&str], rows: &[Vec<String>]) -> io::Result<()> {
+    p.line(&header.join("\t"))?;
+    for r in rows {
+        let cells: Vec<String> = r.iter().map(|c| c.replace(['\t', '\n'], " ")).collect();
+        p.line(&cells.join("\t"))?;
+    }
+    Ok(())
+}
+
+fn lines<'a>(p: &mut Printer, items: impl IntoIterator<Item = &'a str>) -> io::Result<()> {
+    for i in items {
+        p.line(i)?;
+    }
+    Ok(())
+}
+
+fn path_str(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+// ---- init, add-dir, remove-dir, repos ----
+
+impl Render for InitReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        let verb = if self.created {
+            "Initialized"
+        } else {
+            "Updated"
+        };
+        p.message(
+            Role::Success,
+            &format!("{verb} grove config at {}", self.config_path.display()),
+        )?;
+        if self.repo_dirs.is_empty() {
+            p.message(
+                Role::Hint,
+                "add a directory holding your repositories with `gw add-dir <path>`",
+            )?;
+        }
+        for d in &self.repo_dirs {
+            p.message(Role::Plain, &format!("  repo dir: {}", d.display()))?;
+        }
+        p.message(Role::Plain, &format!("{} repos found", self.repos_found))
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        InitReport::next_actions(self)
+    }
+}
+
+impl Render for DirReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        let dir = self.dir.display();
+        match self.outcome {
+            "added" => p.message(Role::Success, &format!("Added {dir}"))?,
+            "already_present" => p.message(Role::Plain, &format!("{dir} is already a repo dir"))?,
+            _ => p.message(Role::Success, &format!("Removed {dir}"))?,
+        }
+        if let Some(n) = self.repos_found {
+            p.message(Role::Plain, &format!("{n} repos found"))?;
+        }
+        Ok(())
+    }
+}
+
+impl Render for ReposReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        if self.repos.is_empty() {
+            return p.message(
+                Role::Plain,
+                "No repositories found; add a directory with `gw add-dir <path>`",
+            );
+        }
+        let rows: Vec<Vec<String>> = self
+            .repos
+            .iter()
+            .map(|r| vec![r.name.clone(), r.display_name.clone(), path_str(&r.path)])
+            .collect();
+        p.table(&["Name", "Owner/Repo", "Path"], &rows)
+    }
+    fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
+        let bare: Vec<Value> = self
+            .repos
+            .iter()
+            .map(|r| json!({"name": r.name, "path": r.path, "remote": r.remote.clone().unwrap_or_default(), "display_name": r.display_name}))
+            .collect();
+        Some(match f {
+            DataFormat::Json => json_pretty(p, &bare),
+            DataFormat::Jsonl => bare.iter().try_for_each(|v| json_line(p, v)),
+            DataFormat::Tsv => tsv(
+                p,
+                &["NAME", "OWNER/REPO", "PATH"],
+                &self
+                    .repos
+                    .iter()
+                    .map(|r| vec![r.name.clone(), r.display_name.clone(), path_str(&r.path)])
+                    .collect::<Vec<_>>(),
+            ),
+            DataFormat::Name => lines(p, self.repos.iter().map(|r| r.name.as_str())),
+            DataFormat::Path => {
+                let paths: Vec<String> = self.repos.iter().map(|r| path_str(&r.path)).collect();
+                lines(p, paths.iter().map(String::as_str))
+            }
+            DataFormat::Table => return None,
+        })
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
+
+// ---- create, delete ----
+
+impl Render for CreateReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        if let Some(old) = &self.replaced {
+            p.message(Role::Success, &format!("Workspace {old} deleted"))?;
+        }
+        for r in &self.repos {
+            p.message(
+                Role::Plain,
+                &format!("  {}  {}", r.repo, r.detail.as_deref().unwrap_or("")),
+            )?;
+        }
+        p.message(
+            Role::Success,
+            &format!("Workspace {} created at {}", self.name, self.path.display()),
+        )
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        CreateReport::next_actions(self)
+    }
+}
+
+impl Render for DeleteReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        for d in self.deleted.iter().filter(|d| d.outcome == "deleted") {
+            p.message(Role::Success, &format!("Workspace {} deleted", d.name))?;
+        }
+        Ok(())
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        DeleteReport::next_actions(self)
+    }
+    fn failure(&self) -> Option<&Error> {
+        DeleteReport::failure(self)
+    }
+}
+
+// ---- list, ws show ----
+
+fn repo_names(ws: &Workspace) -> Vec<String> {
+    ws.repos.iter().map(|r| r.repo_name.clone()).collect()
+}
+
+fn date(created_at: &str) -> String {
+    created_at.chars().take(10).collect()
+}
+
+impl Render for ListReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        if self.workspaces.is_empty() {
+            return p.message(
+                Role::Plain,
+                "No workspaces; create one with `gw create NAME -b BRANCH -r REPOS`",
+            );
+        }
+        let rows: Vec<Vec<String>> = self
+            .workspaces
+            .iter()
+            .map(|w| {
+                vec![
+                    p.paint(Role::Name, &w.name),
+                    w.branch.clone(),
+                    repo_names(w).join(", "),
+                    date(&w.created_at),
+                ]
+            })
+            .collect();
+        p.table(&["Name", "Branch", "Repos", "Created"], &rows)
+    }
+    fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
+        Some(match f {
+            DataFormat::Json => json_pretty(p, &self.workspaces),
+            DataFormat::Jsonl => self.workspaces.iter().try_for_each(|w| json_line(p, w)),
+            DataFormat::Tsv => tsv(
+                p,
+                &["NAME", "BRANCH", "REPOS", "CREATED"],
+                &self
+                    .workspaces
+                    .iter()
+                    .map(|w| {
+                        vec![
+                            w.name.clone(),
+                            w.branch.clone(),
+                            repo_names(w).join(","),
+                            w.created_at.clone(),
+                        ]
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            DataFormat::Name => lines(p, self.workspaces.iter().map(|w| w.name.as_str())),
+            DataFormat::Path => {
+                let paths: Vec<String> =
+                    self.workspaces.iter().map(|w| path_str(&w.path)).collect();
+                lines(p, paths.iter().map(String::as_str))
+            }
+            DataFormat::Table => return None,
+        })
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        ListReport::next_actions(self)
+    }
+}
+
+impl Render for ListStatusReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        if self.workspaces.is_empty() {
+            return p.message(Role::Plain, "No workspaces");
+        }
+        let rows: Vec<Vec<String>> = self
+            .workspaces
+            .iter()
+            .map(|w| {
+                vec![
+                    p.paint(Role::Name, &w.name),
+                    w.branch.clone(),
+                    w.repos.to_string(),
+                    w.status.clone(),
+                ]
+            })
+            .collect();
+        p.table(&["Name", "Branch", "Repos", "Status"], &rows)
+    }
+    fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
+        let bare: Vec<Value> = self
+            .workspaces
+            .iter()
+            .map(|w| json!({"name": w.name, "branch": w.branch, "repos": w.repos, "status": w.status, "path": w.path}))
+            .collect();
+        Some(match f {
+            DataFormat::Json => json_pretty(p, &bare),
+            DataFormat::Jsonl => bare.iter().try_for_each(|v| json_line(p, v)),
+            DataFormat::Tsv => tsv(
+                p,
+                &["NAME", "BRANCH", "REPOS", "STATUS", "PATH"],
+                &self
+                    .workspaces
+                    .iter()
+                    .map(|w| {
+                        vec![
+                            w.name.clone(),
+                            w.branch.clone(),
+                            w.repos.to_string(),
+                            w.status.clone(),
+                            path_str(&w.path),
+                        ]
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            DataFormat::Name => lines(p, self.workspaces.iter().map(|w| w.name.as_str())),
+            DataFormat::Path => {
+                let paths: Vec<String> =
+                    self.workspaces.iter().map(|w| path_str(&w.path)).collect();
+                lines(p, paths.iter().map(String::as_str))
+            }
+            DataFormat::Table => return None,
+        })
+    }
+}
+
+impl Render for ShowReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        let w = &self.workspace;
+        let name = p.paint(Role::Name, &w.name);
+        p.line(&format!("Name:    {name}"))?;
+        p.line(&format!("Branch:  {}", w.branch))?;
+        p.line(&format!("Path:    {}", w.path.display()))?;
+        p.line(&format!("Created: {}", w.created_at))?;
+        p.line(&format!("Repos:   {}", w.repos.len()))?;
+        if let Some(s) = &w.source {
+            p.line(&format!("Source:  {}", source_line(s)))?;
+        }
+        if w.repos.is_empty() {
+            return Ok(());
+        }
+        p.line("")?;
+        let rows: Vec<Vec<String>> = w
+            .repos
+            .iter()
+            .map(|r| {
+                let rel = r
+                    .worktree_path
+                    .strip_prefix(&w.path)
+                    .unwrap_or(&r.worktree_path);
+                vec![
+                    r.repo_name.clone(),
+                    r.branch.clone(),
+                    path_str(rel),
+                    path_str(&r.source_repo),
+                ]
+            })
+            .collect();
+        p.table(&["Repo", "Branch", "Worktree", "Source"], &rows)
+    }
+    fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
+        let w = &self.workspace;
+        Some(match f {
+            DataFormat::Json => json_pretty(p, w),
+            DataFormat::Jsonl => json_line(p, w),
+            DataFormat::Tsv => tsv(
+                p,
+                &["NAME", "PATH", "BRANCH", "CREATED", "REPOS"],
+                &[vec![
+                    w.name.clone(),
+                    path_str(&w.path),
+                    w.branch.clone(),
+                    w.created_at.clone(),
+                    repo_names(w).join(","),
+                ]],
+            ),
+            DataFormat::Name => lines(p, w.repos.iter().map(|r| r.repo_name.as_str())),
+            DataFormat::Path => {
+                let paths: Vec<String> =
+                    w.repos.iter().map(|r| path_str(&r.worktree_path)).collect();
+                lines(p, paths.iter().map(String::as_str))
+            }
+            DataFormat::Table => return None,
+        })
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        vec![NextAction::read(
+            "Inspect repo state",
+            &["gw", "status", &self.workspace.name, "--format", "json"],
+        )]
+    }
+}
+
+fn source_line(s: &crate::state::Source) -> String {
+    let mut parts = vec![s.provider.clone()];
+    if !s.reference.is_empty() {
+        parts.push(s.reference.clone());
+    }
+    let mut line = parts
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if !s.title.is_empty() {
+        line.push_str(&format!(" — {}", s.title));
+    }
+    if !s.url.is_empty() {
+        line.push_str(&format!("  ({})", s.url));
+    }
+    line
+}
+
+// ---- status ----
+
+fn dash(n: Option<usize>) -> String {
+    n.map(|n| n.to_string()).unwrap_or_else(|| "-".into())
+}
+
+/// The Go grove's `status` field: `clean`, the short-status text, or `error: …`.
+fn legacy_status(r: &RepoStatus) -> String {
+    match (&r.error, r.changes.is_empty()) {
+        (Some(e), _) => format!("error: {e}"),
+        (None, true) => "clean".into(),
+        (None, false) => r.changes.join("\n"),
+    }
+}
+
+fn status_cell(r: &RepoStatus) -> String {
+    if let Some(e) = &r.error {
+        return if r.state == "missing" {
+            "missing".into()
+        } else {
+            format!("error: {e}")
+        };
+    }
+    let mut s = if r.changed == 0 {
+        "clean".to_string()
+    } else {
+        format!("{} changed", r.changed)
+    };
+    if let Some(op) = &r.in_progress {
+        s.push_str(&format!(" ({op} in progress)"));
+    }
+    s
+}
+
+fn live_branch(r: &RepoStatus) -> String {
+    r.branch.clone().unwrap_or_else(|| "(detached)".into())
+}
+
+impl Render for StatusReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        let name = p.paint(Role::Name, &self.workspace);
+        p.line(&format!("Workspace: {name}  ({})", self.path.display()))?;
+        if let Some(s) = &self.source {
+            p.line(&format!("Source: {}", source_line(s)))?;
+        }
+        p.line("")?;
+        let rows: Vec<Vec<String>> = self
+            .repos
+            .iter()
+            .map(|r| {
+                let ab = match (r.ahead, r.behind) {
+                    (Some(a), Some(b)) => format!("{a}↑ {b}↓"),
+                    _ => "-".into(),
+                };
+                let mut branch = live_branch(r);
+                if r.branch.as_deref() != Some(r.recorded_branch.as_str()) {
+                    branch = p.paint(Role::Warning, &branch);
+                }
+                let status = status_cell(r);
+                let status = if r.changed > 0 || r.error.is_some() {
+                    p.paint(Role::Warning, &status)
+                } else {
+                    status
+                };
+                vec![r.repo.clone(), branch, ab, status]
+            })
+            .collect();
+        p.table(&["Repo", "Branch", "↑↓", "Status"], &rows)
+    }
+    fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
+        let repo = |r: &RepoStatus| {
+            json!({
+                "repo": r.repo,
+                "branch": r.branch.clone().unwrap_or_default(),
+                "status": legacy_status(r),
+                "changed": r.changed,
+                "ahead": dash(r.ahead),
+                "behind": dash(r.behind),
+                "base_branch": r.base_branch.clone().unwrap_or_default(),
+            })
+        };
+        Some(match f {
+            DataFormat::Json => {
+                let mut doc = json!({ "workspace": self.workspace, "path": self.path });
+                if let Some(s) = &self.source {
+                    doc["source"] = value(s);
+                }
+                doc["repos"] = Value::Array(self.repos.iter().map(repo).collect());
+                json_pretty(p, &doc)
+            }
+            DataFormat::Jsonl => self.repos.iter().try_for_each(|r| {
+                let mut v = repo(r);
+                v["workspace"] = json!(self.workspace);
+                v["path"] = json!(r.path);
+                json_line(p, &v)
+            }),
+            DataFormat::Tsv => tsv(
+                p,
+                &[
+                    "WORKSPACE",
+                    "REPO",
+                    "PATH",
+                    "BRANCH",
+                    "AHEAD",
+                    "BEHIND",
+                    "CHANGED",
+                    "STATUS",
+                ],
+                &self
+                    .repos
+                    .iter()
+                    .map(|r| {
+                        vec![
+                            self.workspace.clone(),
+                            r.repo.clone(),
+                            path_str(&r.path),
+                            r.branch.clone().unwrap_or_default(),
+                            dash(r.ahead),
+                            dash(r.behind),
+                            r.changed.to_string(),
+                            status_cell(r),
+                        ]
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            DataFormat::Name => lines(p, self.repos.iter().map(|r| r.repo.as_str())),
+            DataFormat::Path => {
+                let paths: Vec<String> = self.repos.iter().map(|r| path_str(&r.path)).collect();
+                lines(p, paths.iter().map(String::as_str))
+            }
+            DataFormat::Table => return None,
+        })
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        StatusReport::next_actions(self)
+    }
+}
+
+// ---- go, shell-init, presets ----
+
+impl Render for GoReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        // No newline: the shell wrapper `cd`s into exactly this.
+        p.raw(&path_str(&self.path))
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
+
+impl Render for ShellInitReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        p.raw(&self.script)
+    }
+}
+
+impl Render for PresetReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        let repos = self.preset.repos.join(", ");
+        match self.outcome {
+            "shown" => p.line(&format!("{}: {repos}", self.preset.name)),
+            "removed" => p.message(
+                Role::Success,
+                &format!("Removed preset {}", self.preset.name),
+            ),
+            _ => p.message(
+                Role::Success,
+                &format!("Saved preset {} ({repos})", self.preset.name),
+            ),
+        }
+    }
+    fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
+        match f {
+            DataFormat::Json => Some(json_pretty(p, &self.preset)),
+            DataFormat::Jsonl => Some(json_line(p, &self.preset)),
+            DataFormat::Name => Some(lines(p, self.preset.repos.iter().map(String::as_str))),
+            _ => None,
+        }
+    }
+}
+
+impl Render for PresetListReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        if self.presets.is_empty() {
+            return p.message(
+                Role::Plain,
+                "No presets; save one with `gw preset add NAME -r a,b`",
+            );
+        }
+        let rows: Vec<Vec<String>> = self
+            .presets
+            .iter()
+            .map(|ps| vec![p.paint(Role::Name, &ps.name), ps.repos.join(", ")])
+            .collect();
+        p.table(&["Name", "Repos"], &rows)
+    }
+    fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
+        match f {
+            DataFormat::Json => Some(json_pretty(p, &self.as_map())),
+            DataFormat::Jsonl => Some(self.presets.iter().try_for_each(|ps| json_line(p, ps))),
+            DataFormat::Name => Some(lines(p, self.presets.iter().map(|ps| ps.name.as_str()))),
+            DataFormat::Tsv => Some(tsv(
+                p,
+                &["NAME", "REPOS"],
+                &self
+                    .presets
+                    .iter()
+                    .map(|ps| vec![ps.name.clone(), ps.repos.join(",")])
+                    .collect::<Vec<_>>(),
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Output of a command that only prints text (completion scripts).
+pub struct Script {
+    pub kind: &'static str,
+    pub text: String,
+}
+
+impl Render for Script {
+    fn result(&self) -> Value {
+        json!({ "kind": self.kind, "script": self.text })
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        p.raw(&self.text)
+    }
+}
+
+/// A report of a command with nothing but a message (`gw go -c`).
+pub struct Done {
+    pub message: String,
+    pub result: Value,
+    pub warnings: Vec<String>,
+}
+
+impl Render for Done {
+    fn result(&self) -> Value {
+        self.result.clone()
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        if self.message.is_empty() {
+            Ok(())
+        } else {
+            p.message(Role::Success, &self.message)
+        }
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}

@@ -1,0 +1,36 @@
+//! Colour roles: messages name a role, the theme picks the colour.
+
+use anstyle::{AnsiColor, Style};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Plain,
+    Header,
+    Name,
+    Success,
+    Warning,
+    Error,
+    Hint,
+    Dim,
+}
+
+fn style(role: Role) -> Style {
+    match role {
+        Role::Plain => Style::new(),
+        Role::Header => Style::new().bold(),
+        Role::Name => Style::new().bold(),
+        Role::Success => AnsiColor::Green.on_default().bold(),
+        Role::Warning => AnsiColor::Yellow.on_default().bold(),
+        Role::Error => AnsiColor::Red.on_default().bold(),
+        Role::Hint => AnsiColor::Cyan.on_default(),
+        Role::Dim => Style::new().dimmed(),
+    }
+}
+
+pub fn paint(color: bool, role: Role, text: &str) -> String {
+    if !color || role == Role::Plain {
+        return text.to_string();
+    }
+    let s = style(role);
+    format!("{}{text}{}", s.render(), s.render_reset())
+}

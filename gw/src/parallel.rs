@@ -1,0 +1,66 @@
+//! Bounded fan-out over a slice with scoped threads, results in input order.
+
+use std::num::NonZeroUsize;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// How many workers to use: the number of cores.
+pub fn workers() -> usize {
+    std::thread::available_parallelism()
+        .map(NonZeroUsize::get)
+        .unwrap_or(2)
+}
+
+/// Applies `f` to every item on up to [`workers`] threads; results come back in order.
+pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    map_with(items, workers(), f)
+}
+
+/// Like [`map`] with an explicit worker count.
+pub fn map_with<T: Sync, R: Send>(
+    items: &[T],
+    workers: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let n = workers.clamp(1, items.len().max(1));
+    if n == 1 || items.len() <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..n {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= items.len() {
+                        break;
+                    }
+                    let r = f(&items[i]);
+                    results
+                        .lock()
+                        .expect("no worker panics while holding the lock")[i] = Some(r);
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .expect("no worker panicked")
+        .into_iter()
+        .map(|r| r.expect("every index was processed"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn keeps_order() {
+        let v: Vec<u32> = (0..100).collect();
+        assert_eq!(
+            super::map_with(&v, 4, |x| x * 2),
+            v.iter().map(|x| x * 2).collect::<Vec<_>>()
+        );
+        assert_eq!(super::map(&Vec::<u32>::new(), |x| *x), Vec::<u32>::new());
+    }
+}

@@ -1,0 +1,149 @@
+//! `cargo xtask demo`: three sample repositories with `file://` origins in a temporary
+//! directory, and a workspace walked through its whole lifecycle by the release `gw`, each
+//! command printed before its output.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::util;
+
+pub fn run() -> Result<(), String> {
+    let root = util::project_root();
+    util::step("cargo build --release -p gw");
+    let gw = util::build_release(&root, "gw")?;
+    let tmp = tempfile::Builder::new()
+        .prefix("grove-demo.")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    let base = tmp.path();
+    let demo = Demo { base, gw: &gw };
+    demo.setup()?;
+
+    println!(
+        "\ngrove demo in {}  (HOME and GROVE_HOME point inside it)\n",
+        base.display()
+    );
+    let repos = base.join("src");
+    let repos = repos.to_str().ok_or("non-UTF-8 temp dir")?;
+    demo.gw(&["init", repos])?;
+    demo.gw(&["repos"])?;
+    demo.gw(&["preset", "add", "backend", "-r", "svc-auth,api"])?;
+    demo.gw(&[
+        "create",
+        "feat-login",
+        "-b",
+        "feat/login",
+        "-r",
+        "svc-auth,api,web",
+    ])?;
+    demo.gw(&["list"])?;
+    demo.shell("echo 'login form' > \"$GROVE_HOME/workspaces/feat-login/web/login.html\"")?;
+    demo.gw(&["status", "feat-login"])?;
+    demo.gw(&["status", "feat-login", "--format", "json"])?;
+    demo.gw(&["go", "feat-login"])?;
+    println!();
+    demo.gw(&["delete", "feat-login"])?;
+    demo.gw(&["delete", "feat-login", "--force"])?;
+    demo.gw(&["create", "-b", "fix/token-expiry", "-p", "backend"])?;
+    demo.gw(&["ws", "show", "fix-token-expiry"])?;
+    demo.gw(&["delete", "fix-token-expiry"])?;
+    demo.gw(&["list", "--format", "json"])?;
+    println!("\nThat was grove. Point it at your own repositories with `gw init ~/src`.");
+    Ok(())
+}
+
+struct Demo<'a> {
+    base: &'a Path,
+    gw: &'a Path,
+}
+
+impl Demo<'_> {
+    fn env(&self, cmd: &mut Command) {
+        cmd.env("HOME", self.base.join("home"))
+            .env("GROVE_HOME", self.base.join("home/.grove"))
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_SYSTEM", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "Grove Demo")
+            .env("GIT_AUTHOR_EMAIL", "demo@grove.invalid")
+            .env("GIT_COMMITTER_NAME", "Grove Demo")
+            .env("GIT_COMMITTER_EMAIL", "demo@grove.invalid")
+            .env_remove("GW_FORMAT")
+            .current_dir(self.base);
+    }
+
+    fn shell(&self, script: &str) -> Result<(), String> {
+        println!("$ {script}");
+        let mut cmd = Command::new("sh");
+        self.env(&mut cmd);
+        cmd.arg("-c").arg(script);
+        let status = cmd.status().map_err(|e| e.to_string())?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("`{script}` failed"))
+        }
+    }
+
+    fn git(&self, dir: &Path, args: &[&str]) -> Result<(), String> {
+        let mut cmd = Command::new("git");
+        self.env(&mut cmd);
+        let out = cmd
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .map_err(|e| e.to_string())?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "git {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    }
+
+    fn setup(&self) -> Result<(), String> {
+        let (origins, src) = (self.base.join("origins"), self.base.join("src"));
+        for d in [&origins, &src, &self.base.join("home")] {
+            std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+        }
+        for name in ["svc-auth", "api", "web"] {
+            let origin = origins.join(format!("{name}.git"));
+            let url = format!("file://{}", origin.display());
+            self.git(
+                &origins,
+                &[
+                    "init",
+                    "-q",
+                    "--bare",
+                    "-b",
+                    "main",
+                    origin.to_str().ok_or("path")?,
+                ],
+            )?;
+            self.git(&src, &["clone", "-q", &url, name])?;
+            let repo = src.join(name);
+            std::fs::write(repo.join("README.md"), format!("# {name}\n"))
+                .map_err(|e| e.to_string())?;
+            self.git(&repo, &["add", "."])?;
+            self.git(&repo, &["commit", "-q", "-m", "initial commit"])?;
+            self.git(&repo, &["push", "-q", "origin", "main"])?;
+            self.git(&repo, &["remote", "set-head", "origin", "main"])?;
+        }
+        Ok(())
+    }
+
+    /// Runs gw, printing the command line, then its stdout and stderr. A failing command is
+    /// shown, not fatal: the demo includes refusals on purpose.
+    fn gw(&self, args: &[&str]) -> Result<(), String> {
+        println!("\n$ gw {}", args.join(" "));
+        let mut cmd = Command::new(self.gw);
+        self.env(&mut cmd);
+        let status = cmd.args(args).status().map_err(|e| e.to_string())?;
+        if !status.success() {
+            println!("[exit status {}]", status.code().unwrap_or(-1));
+        }
+        Ok(())
+    }
+}
