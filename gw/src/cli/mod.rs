@@ -7,7 +7,7 @@
 //! to the output layer.
 
 mod args;
-mod commands;
+pub(crate) mod commands;
 
 use std::ffi::OsString;
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -1,11 +1,13 @@
 //! One function per command: arguments → options → one operation → a report.
 
-mod setup;
-mod workspace;
+pub mod setup;
+pub mod workspace;
 
-use super::args::{Command, PresetCommand, WsCommand};
+use super::args::Command;
 use super::{CmdResult, Ui};
 use crate::ops::Ctx;
+use setup::PresetCommand;
+use workspace::WsCommand;
 
 pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
     match command {

@@ -1,16 +1,89 @@
 //! Setting grove up: init, repo dirs, repos, presets, shell integration, completions.
 
-use clap::CommandFactory;
+use std::path::PathBuf;
 
-use crate::cli::args::{
-    AddDirArgs, Cli, CompletionsArgs, DataArgs, InitArgs, PresetAddArgs, PresetNameArgs,
-    PresetShowArgs, RemoveDirArgs, ShellInitArgs,
-};
+use clap::{Args, CommandFactory, Subcommand};
+
+use crate::cli::args::{Cli, DataArgs};
 use crate::cli::{CmdResult, Out, Ui, missing};
 use crate::error::Error;
 use crate::ops::{self, Ctx};
 use crate::output::pick;
 use crate::output::render::Script;
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Directories that hold git repositories
+    #[arg(value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct AddDirArgs {
+    /// A directory that holds git repositories
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct RemoveDirArgs {
+    /// The directory to stop searching (picked interactively when omitted)
+    pub path: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ShellInitArgs {
+    /// bash, zsh, fish or nu (default: from $SHELL)
+    #[arg(long)]
+    pub shell: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PresetArgs {
+    #[command(subcommand)]
+    pub command: PresetCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PresetCommand {
+    /// Save a preset
+    Add(PresetAddArgs),
+    /// List presets
+    #[command(visible_alias = "ls")]
+    List(DataArgs),
+    /// Show a preset
+    Show(PresetShowArgs),
+    /// Remove a preset
+    #[command(visible_alias = "rm")]
+    Remove(PresetNameArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PresetAddArgs {
+    /// Preset name (letters, digits, `_` and `-`)
+    pub name: Option<String>,
+    /// Repositories, comma-separated
+    #[arg(short, long, value_delimiter = ',')]
+    pub repos: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PresetShowArgs {
+    pub name: String,
+    #[command(flatten)]
+    pub data: DataArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct PresetNameArgs {
+    /// Preset name (picked interactively when omitted)
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, elvish, powershell or nushell
+    pub shell: String,
+}
 
 pub fn init(ctx: &Ctx<'_>, a: InitArgs) -> CmdResult {
     Ok(Out::new(ops::init::init(ctx, &a.dirs)?))

@@ -2,7 +2,9 @@
 
 use std::io::Read;
 
-use crate::cli::args::{CreateArgs, DeleteArgs, GoArgs, ListArgs, ShowArgs, StatusArgs};
+use clap::{Args, Subcommand};
+
+use crate::cli::args::DataArgs;
 use crate::cli::{CmdResult, Out, Ui, missing};
 use crate::error::{Code, Error};
 use crate::fsx;
@@ -11,6 +13,121 @@ use crate::ops::delete::DeleteOptions;
 use crate::ops::{self, Ctx};
 use crate::output::pick;
 use crate::output::render::Done;
+
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// Workspace name (default: derived from the branch)
+    pub name: Option<String>,
+    /// Branch to create or check out in every repository
+    #[arg(short, long)]
+    pub branch: Option<String>,
+    /// Repositories, comma-separated: names or git URLs (URLs are cloned into the first repo dir)
+    #[arg(short, long, value_delimiter = ',', conflicts_with_all = ["preset", "all"])]
+    pub repos: Vec<String>,
+    /// Use the repositories of a preset
+    #[arg(short, long, conflicts_with = "all")]
+    pub preset: Option<String>,
+    /// Use every repository grove can find
+    #[arg(long)]
+    pub all: bool,
+    /// Check out origin/<branch> where it exists instead of starting a new branch
+    #[arg(long)]
+    pub track: bool,
+    /// Replace the workspace you are in (it is deleted first)
+    #[arg(long)]
+    pub replace: bool,
+    /// With --replace: do not ask, and discard uncommitted changes in the replaced workspace
+    #[arg(long, requires = "replace")]
+    pub force: bool,
+    /// Where the work comes from: a URL (pull request, issue, …)
+    #[arg(long, value_name = "URL")]
+    pub source_url: Option<String>,
+    /// Where the work comes from: the provider (github, linear, …)
+    #[arg(long, value_name = "NAME")]
+    pub source_provider: Option<String>,
+    /// Where the work comes from: a reference (PR number, issue key, …)
+    #[arg(long, value_name = "REF")]
+    pub source_ref: Option<String>,
+    /// Where the work comes from: a title
+    #[arg(long, value_name = "TITLE")]
+    pub source_title: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Summarise each workspace's worktrees (clean, modified, error)
+    #[arg(short, long)]
+    pub status: bool,
+    #[command(flatten)]
+    pub data: DataArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct WsArgs {
+    #[command(subcommand)]
+    pub command: WsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WsCommand {
+    /// List workspaces
+    #[command(visible_alias = "ls")]
+    List(ListArgs),
+    /// Show one workspace as recorded
+    Show(ShowArgs),
+    /// Delete workspaces
+    #[command(visible_alias = "rm")]
+    Delete(DeleteArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Workspace name (default: the one you are in)
+    pub name: Option<String>,
+    #[command(flatten)]
+    pub data: DataArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Workspace name (default: the one you are in)
+    pub name: Option<String>,
+    #[command(flatten)]
+    pub data: DataArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct GoArgs {
+    /// Workspace name (picked interactively when omitted)
+    pub name: Option<String>,
+    /// Go back to the directory holding the workspace's source repositories
+    #[arg(short, long)]
+    pub back: bool,
+    /// Delete the workspace you are leaving
+    #[arg(short, long)]
+    pub delete: bool,
+    /// Run the on_close hook (e.g. to close the terminal tab)
+    #[arg(short = 'c', long)]
+    pub close_tab: bool,
+    /// With --delete: discard uncommitted changes in the workspace you are leaving
+    #[arg(short, long, requires = "delete")]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// Workspaces to delete (picked interactively when omitted)
+    pub names: Vec<String>,
+    /// Read workspace names from stdin, one per line (needs --yes)
+    #[arg(long, conflicts_with = "names")]
+    pub stdin: bool,
+    /// Confirm deleting the workspaces read from stdin
+    #[arg(short, long)]
+    pub yes: bool,
+    /// Discard uncommitted changes, and delete branches holding commits found nowhere else
+    #[arg(short, long)]
+    pub force: bool,
+}
 
 pub fn create(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> CmdResult {
     let branch = match a.branch {

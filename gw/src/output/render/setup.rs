@@ -1,0 +1,190 @@
+//! Rendering of setup commands: init, repo dirs, repos, presets, shell integration.
+
+use std::io;
+
+use serde_json::{Value, json};
+
+use super::{json_line, json_pretty, lines, path_str, tsv, value};
+use crate::action::NextAction;
+use crate::ops::dirs::DirReport;
+use crate::ops::init::InitReport;
+use crate::ops::preset::{PresetListReport, PresetReport};
+use crate::ops::repos::ReposReport;
+use crate::ops::shell_init::ShellInitReport;
+use crate::output::{DataFormat, Printer, Render, Role};
+
+// ---- init, add-dir, remove-dir, repos ----
+
+impl Render for InitReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        let verb = if self.created {
+            "Initialized"
+        } else {
+            "Updated"
+        };
+        p.message(
+            Role::Success,
+            &format!("{verb} grove config at {}", self.config_path.display()),
+        )?;
+        if self.repo_dirs.is_empty() {
+            p.message(
+                Role::Hint,
+                "add a directory holding your repositories with `gw add-dir <path>`",
+            )?;
+        }
+        for d in &self.repo_dirs {
+            p.message(Role::Plain, &format!("  repo dir: {}", d.display()))?;
+        }
+        p.message(Role::Plain, &format!("{} repos found", self.repos_found))
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        InitReport::next_actions(self)
+    }
+}
+
+impl Render for DirReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        let dir = self.dir.display();
+        match self.outcome {
+            "added" => p.message(Role::Success, &format!("Added {dir}"))?,
+            "already_present" => p.message(Role::Plain, &format!("{dir} is already a repo dir"))?,
+            _ => p.message(Role::Success, &format!("Removed {dir}"))?,
+        }
+        if let Some(n) = self.repos_found {
+            p.message(Role::Plain, &format!("{n} repos found"))?;
+        }
+        Ok(())
+    }
+}
+
+impl Render for ReposReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        if self.repos.is_empty() {
+            return p.message(
+                Role::Plain,
+                "No repositories found; add a directory with `gw add-dir <path>`",
+            );
+        }
+        let rows: Vec<Vec<String>> = self
+            .repos
+            .iter()
+            .map(|r| vec![r.name.clone(), r.display_name.clone(), path_str(&r.path)])
+            .collect();
+        p.table(&["Name", "Owner/Repo", "Path"], &rows)
+    }
+    fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
+        let bare: Vec<Value> = self
+            .repos
+            .iter()
+            .map(|r| json!({"name": r.name, "path": r.path, "remote": r.remote.clone().unwrap_or_default(), "display_name": r.display_name}))
+            .collect();
+        Some(match f {
+            DataFormat::Json => json_pretty(p, &bare),
+            DataFormat::Jsonl => bare.iter().try_for_each(|v| json_line(p, v)),
+            DataFormat::Tsv => tsv(
+                p,
+                &["NAME", "OWNER/REPO", "PATH"],
+                &self
+                    .repos
+                    .iter()
+                    .map(|r| vec![r.name.clone(), r.display_name.clone(), path_str(&r.path)])
+                    .collect::<Vec<_>>(),
+            ),
+            DataFormat::Name => lines(p, self.repos.iter().map(|r| r.name.as_str())),
+            DataFormat::Path => {
+                let paths: Vec<String> = self.repos.iter().map(|r| path_str(&r.path)).collect();
+                lines(p, paths.iter().map(String::as_str))
+            }
+            DataFormat::Table => return None,
+        })
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
+
+impl Render for ShellInitReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        p.raw(&self.script)
+    }
+}
+
+impl Render for PresetReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        let repos = self.preset.repos.join(", ");
+        match self.outcome {
+            "shown" => p.line(&format!("{}: {repos}", self.preset.name)),
+            "removed" => p.message(
+                Role::Success,
+                &format!("Removed preset {}", self.preset.name),
+            ),
+            _ => p.message(
+                Role::Success,
+                &format!("Saved preset {} ({repos})", self.preset.name),
+            ),
+        }
+    }
+    fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
+        match f {
+            DataFormat::Json => Some(json_pretty(p, &self.preset)),
+            DataFormat::Jsonl => Some(json_line(p, &self.preset)),
+            DataFormat::Name => Some(lines(p, self.preset.repos.iter().map(String::as_str))),
+            _ => None,
+        }
+    }
+}
+
+impl Render for PresetListReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        if self.presets.is_empty() {
+            return p.message(
+                Role::Plain,
+                "No presets; save one with `gw preset add NAME -r a,b`",
+            );
+        }
+        let rows: Vec<Vec<String>> = self
+            .presets
+            .iter()
+            .map(|ps| vec![p.paint(Role::Name, &ps.name), ps.repos.join(", ")])
+            .collect();
+        p.table(&["Name", "Repos"], &rows)
+    }
+    fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
+        match f {
+            DataFormat::Json => Some(json_pretty(p, &self.as_map())),
+            DataFormat::Jsonl => Some(self.presets.iter().try_for_each(|ps| json_line(p, ps))),
+            DataFormat::Name => Some(lines(p, self.presets.iter().map(|ps| ps.name.as_str()))),
+            DataFormat::Tsv => Some(tsv(
+                p,
+                &["NAME", "REPOS"],
+                &self
+                    .presets
+                    .iter()
+                    .map(|ps| vec![ps.name.clone(), ps.repos.join(",")])
+                    .collect::<Vec<_>>(),
+            )),
+            _ => None,
+        }
+    }
+}
