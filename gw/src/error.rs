@@ -13,6 +13,7 @@ use crate::action::NextAction;
 /// A stable, machine-readable error code (SPEC §5). Agents branch on these, never on
 /// messages; renaming one or moving it to another exit class is a breaking change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Code {
     Internal,

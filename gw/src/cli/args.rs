@@ -3,9 +3,11 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::commands::setup::{
-    AddDirArgs, CompletionsArgs, InitArgs, PresetArgs, RemoveDirArgs, ShellInitArgs,
+    AddDirArgs, CompletionsArgs, InitArgs, PresetArgs, RemoveDirArgs, SchemaArgs, ShellInitArgs,
 };
-use super::commands::workspace::{CreateArgs, DeleteArgs, GoArgs, ListArgs, StatusArgs, WsArgs};
+use super::commands::workspace::{
+    ContextArgs, CreateArgs, DeleteArgs, GoArgs, ListArgs, StatusArgs, WsArgs,
+};
 use crate::output::DataFormat;
 
 /// grove: one directory per feature, with a git worktree of each repository it spans
@@ -46,6 +48,8 @@ pub enum Command {
     Repos(DataArgs),
     /// Create a workspace: a worktree of each repository, all on one branch
     Create(CreateArgs),
+    /// Show where you are: configuration, workspaces, and the current workspace's live state
+    Context(ContextArgs),
     /// List workspaces
     #[command(visible_alias = "ls")]
     List(ListArgs),
@@ -64,6 +68,8 @@ pub enum Command {
     Preset(PresetArgs),
     /// Print a shell completion script
     Completions(CompletionsArgs),
+    /// Print the JSON Schemas of machine-mode output (the envelope and each command's result)
+    Schema(SchemaArgs),
 }
 
 /// The Go grove's data output flags, kept for existing scripts.

@@ -3,6 +3,7 @@
 //! go through [`Events`], which the output layer implements.
 
 pub mod clone;
+pub mod context;
 pub mod create;
 pub mod delete;
 pub mod dirs;
@@ -14,6 +15,7 @@ pub mod names;
 pub mod preset;
 pub mod repos;
 pub mod resolve;
+pub mod schema;
 pub mod shell_init;
 pub mod status;
 
@@ -80,6 +82,7 @@ impl<'a> Ctx<'a> {
 
 /// What happened to one repository in a command that touches several.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// create: the worktree (and possibly its branch) was created.
@@ -111,6 +114,7 @@ impl Outcome {
 
 /// One repository's result: `{repo, outcome, branch, path, detail?}`.
 #[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RepoResult {
     pub repo: String,
     pub outcome: Outcome,
