@@ -246,7 +246,11 @@ impl From<crate::config::Error> for Error {
         match e {
             C::Io(io) => io.into(),
             C::NotInitialized { .. } => Error::new(Code::NotInitialized, "grove is not initialized")
-                .with_fix("Run `gw init <repo-dir>` to point grove at the directory holding your repositories"),
+                .with_fix("Run `gw init <repo-dir>` to point grove at the directory holding your repositories")
+                .with_action(NextAction::read(
+                    "See grove's state and a suggested init command",
+                    &["gw", "context", "--format", "json"],
+                )),
             C::Invalid { .. } => Error::new(Code::CorruptState, e.to_string())
                 .with_fix("Fix the file by hand or run `gw doctor`; grove never overwrites a file it cannot read"),
             C::RepoConfig { .. } => Error::new(Code::CorruptState, e.to_string())

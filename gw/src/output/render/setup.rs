@@ -52,6 +52,9 @@ impl Render for DirReport {
     fn result(&self) -> Value {
         value(self)
     }
+    fn next_actions(&self) -> Vec<NextAction> {
+        vec![NextAction::read("List the repositories grove can use", &["gw", "repos", "--format", "json"])]
+    }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let dir = self.dir.display();
         match self.outcome {

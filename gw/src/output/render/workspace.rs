@@ -144,6 +144,16 @@ impl Render for ListStatusReport {
     fn result(&self) -> Value {
         value(self)
     }
+    fn next_actions(&self) -> Vec<NextAction> {
+        let w = self.workspaces.iter().find(|w| w.modified + w.errors > 0).or(self.workspaces.first());
+        match w {
+            Some(w) => vec![NextAction::read(
+                format!("Inspect workspace {}", w.name),
+                &["gw", "status", &w.name, "--format", "json"],
+            )],
+            None => Vec::new(),
+        }
+    }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         if self.workspaces.is_empty() {
             return p.message(Role::Plain, "No workspaces");
@@ -436,6 +446,12 @@ impl Render for StatusReport {
 impl Render for GoReport {
     fn result(&self) -> Value {
         value(self)
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        match &self.workspace {
+            Some(ws) => vec![NextAction::read("Inspect the workspace", &["gw", "status", ws, "--format", "json"])],
+            None => Vec::new(),
+        }
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         // No newline: the shell wrapper `cd`s into exactly this.
