@@ -25,10 +25,12 @@ pub enum Code {
     WorkspaceExists,
     WorktreeExists,
     WorktreeDirty,
+    StateChanged,
     NotInitialized,
     GitFailed,
     HookFailed,
     CorruptState,
+    RecoveryPending,
     PermissionDenied,
     Transient,
     Cancelled,
@@ -46,10 +48,12 @@ impl Code {
         Code::WorkspaceExists,
         Code::WorktreeExists,
         Code::WorktreeDirty,
+        Code::StateChanged,
         Code::NotInitialized,
         Code::GitFailed,
         Code::HookFailed,
         Code::CorruptState,
+        Code::RecoveryPending,
         Code::PermissionDenied,
         Code::Transient,
         Code::Cancelled,
@@ -64,8 +68,15 @@ impl Code {
             | Code::RepoNotFound
             | Code::PresetNotFound
             | Code::NoWorkspaces => 3,
-            Code::WorkspaceExists | Code::WorktreeExists | Code::WorktreeDirty => 4,
-            Code::NotInitialized | Code::GitFailed | Code::HookFailed | Code::CorruptState => 5,
+            Code::WorkspaceExists
+            | Code::WorktreeExists
+            | Code::WorktreeDirty
+            | Code::StateChanged => 4,
+            Code::NotInitialized
+            | Code::GitFailed
+            | Code::HookFailed
+            | Code::CorruptState
+            | Code::RecoveryPending => 5,
             Code::PermissionDenied => 6,
             Code::Transient => 7,
             Code::Cancelled => 8,
@@ -83,10 +94,12 @@ impl Code {
             Code::WorkspaceExists => "WORKSPACE_EXISTS",
             Code::WorktreeExists => "WORKTREE_EXISTS",
             Code::WorktreeDirty => "WORKTREE_DIRTY",
+            Code::StateChanged => "STATE_CHANGED",
             Code::NotInitialized => "NOT_INITIALIZED",
             Code::GitFailed => "GIT_FAILED",
             Code::HookFailed => "HOOK_FAILED",
             Code::CorruptState => "CORRUPT_STATE",
+            Code::RecoveryPending => "RECOVERY_PENDING",
             Code::PermissionDenied => "PERMISSION_DENIED",
             Code::Transient => "TRANSIENT",
             Code::Cancelled => "CANCELLED",

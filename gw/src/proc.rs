@@ -201,6 +201,9 @@ impl Cmd {
         c.args(&self.args)
             .current_dir(&self.cwd)
             .stdin(Stdio::null());
+        for (k, v) in &defaults().env {
+            c.env(k, v);
+        }
         for (k, v) in &self.envs {
             c.env(k, v);
         }
@@ -405,6 +408,8 @@ fn kill_group(child: &mut Child, own_group: bool) {
 pub struct Defaults {
     /// `GIT_SSH_COMMAND` to pass to git (None keeps the user's own).
     pub ssh_command: Option<String>,
+    /// Extra environment for every process (tests use it to keep git hermetic).
+    pub env: Vec<(String, String)>,
 }
 
 static DEFAULTS: std::sync::OnceLock<Defaults> = std::sync::OnceLock::new();
@@ -417,7 +422,40 @@ pub fn set_defaults(d: Defaults) {
 fn defaults() -> &'static Defaults {
     DEFAULTS.get_or_init(|| Defaults {
         ssh_command: Some("ssh -o BatchMode=yes".into()),
+        env: Vec::new(),
     })
+}
+
+/// Settings that keep git away from the host's configuration and identity, for tests that
+/// run grove in-process.
+pub fn hermetic_env() -> Vec<(String, String)> {
+    [
+        ("GIT_CONFIG_GLOBAL", "/dev/null"),
+        ("GIT_CONFIG_SYSTEM", "/dev/null"),
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+        ("GIT_CONFIG_COUNT", "2"),
+        ("GIT_CONFIG_KEY_0", "init.defaultBranch"),
+        ("GIT_CONFIG_VALUE_0", "main"),
+        ("GIT_CONFIG_KEY_1", "advice.detachedHead"),
+        ("GIT_CONFIG_VALUE_1", "false"),
+        ("GIT_AUTHOR_NAME", "Grove Test"),
+        ("GIT_AUTHOR_EMAIL", "test@grove.invalid"),
+        ("GIT_COMMITTER_NAME", "Grove Test"),
+        ("GIT_COMMITTER_EMAIL", "test@grove.invalid"),
+        ("GIT_TERMINAL_PROMPT", "0"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+/// Makes every process this test binary starts hermetic (see [`hermetic_env`]).
+#[cfg(test)]
+pub fn hermetic() {
+    set_defaults(Defaults {
+        ssh_command: None,
+        env: hermetic_env(),
+    });
 }
 
 /// The last `n` lines of `text`.

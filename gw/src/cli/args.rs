@@ -4,6 +4,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::commands::setup::{
     AddDirArgs, CompletionsArgs, InitArgs, PresetArgs, RemoveDirArgs, SchemaArgs, ShellInitArgs,
+    UnlinkTrashArgs,
 };
 use super::commands::workspace::{
     ContextArgs, CreateArgs, DeleteArgs, GoArgs, ListArgs, StatusArgs, WsArgs,
@@ -70,6 +71,8 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the JSON Schemas of machine-mode output (the envelope and each command's result)
     Schema(SchemaArgs),
+    #[command(hide = true)]
+    UnlinkTrash(UnlinkTrashArgs),
 }
 
 /// The Go grove's data output flags, kept for existing scripts.

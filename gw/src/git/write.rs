@@ -93,3 +93,22 @@ pub fn clone(url: &str, dest: &Path, cwd: &Path) -> Result<(), Error> {
         .check()?;
     Ok(())
 }
+
+/// `git switch` in the worktree at `path` to `target` (a branch, or a commit with `detach`).
+pub fn switch(path: &Path, target: &str, detach: bool) -> Result<(), Error> {
+    let mut cmd = Cmd::git(path);
+    cmd.args(["switch", "--quiet"]);
+    if detach {
+        cmd.arg("--detach");
+    }
+    cmd.arg(target).check()?;
+    Ok(())
+}
+
+/// Creates `branch` at `at` (a commit) without checking it out.
+pub fn branch_create(source: &Path, branch: &str, at: &str) -> Result<(), Error> {
+    Cmd::git(source)
+        .args(["branch", "--no-track", "--", branch, at])
+        .check()?;
+    Ok(())
+}

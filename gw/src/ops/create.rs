@@ -14,11 +14,13 @@ use crate::action::NextAction;
 use crate::config::{Config, HookKind, RepoConfig};
 use crate::error::{Code, Error, Result};
 use crate::fsx;
-use crate::git::{self, Checkout};
+use crate::git;
 use crate::ops::hooks::{self, Vars};
 use crate::ops::repos::{self, Chosen};
+use crate::ops::tx::{self, Tx, Undo};
 use crate::ops::{Ctx, Outcome, RepoResult, delete, names, resolve};
 use crate::parallel;
+use crate::state::journal::{Action, BranchSource, Kind};
 use crate::state::{Blueprint, RepoEntry, SetupRecord, SetupStatus, Source, State, Workspace};
 
 /// Which repositories to put in the workspace.
@@ -91,7 +93,8 @@ pub struct RepoPlan {
     pub name: String,
     pub source: PathBuf,
     pub worktree: PathBuf,
-    pub checkout: Checkout,
+    /// Where the branch comes from (and, for a new branch, the commit it starts at).
+    pub how: BranchSource,
     /// The branch already existed, so it is not grove's to delete.
     pub preserve_branch: bool,
     /// A stale registration (directory gone) holds the branch; prune it first.
@@ -101,10 +104,10 @@ pub struct RepoPlan {
 
 impl RepoPlan {
     fn describe(&self) -> String {
-        match &self.checkout {
-            Checkout::NewBranch { start } => format!("new branch from {start}"),
-            Checkout::Existing => "existing branch checked out".into(),
-            Checkout::Track { remote_ref } => format!("tracking {remote_ref}"),
+        match &self.how {
+            BranchSource::New { start, .. } => format!("new branch from {start}"),
+            BranchSource::Existing => "existing branch checked out".into(),
+            BranchSource::Track { remote_ref, .. } => format!("tracking {remote_ref}"),
         }
     }
 }
@@ -199,7 +202,7 @@ pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
             ))
         })?;
     }
-    let mut report = execute(ctx, &config, plan).map_err(|e| match &replacing {
+    let mut report = execute(ctx, plan).map_err(|e| match &replacing {
         Some(old) => e.context(format!(
             "workspace `{}` was already deleted, but the new one could not be created",
             old.name
@@ -423,16 +426,17 @@ fn plan_repo(
     let repo_config = RepoConfig::load(&c.path)?;
     let base = repo.resolve_base(repo_config.base_branch.as_deref());
     let local = repo.local_branch(branch).is_some();
-    let remote = repo.remote_branch("origin", branch).is_some();
+    let remote = repo.remote_branch("origin", branch);
     let start = || match &base {
         Some(b) => b.name.clone(),
         None => "HEAD".to_string(),
     };
-    let checkout = if local {
-        Checkout::Existing
-    } else if track && remote {
-        Checkout::Track {
+    let how = if local {
+        BranchSource::Existing
+    } else if let (true, Some(oid)) = (track, remote.clone()) {
+        BranchSource::Track {
             remote_ref: format!("origin/{branch}"),
+            start_oid: Some(oid),
         }
     } else {
         if track {
@@ -448,14 +452,21 @@ fn plan_repo(
                 c.name
             ));
         }
-        Checkout::NewBranch { start: start() }
+        let start_oid = match &base {
+            Some(b) => Some(b.oid.clone()),
+            None => repo.head()?.oid,
+        };
+        BranchSource::New {
+            start: start(),
+            start_oid,
+        }
     };
     Ok((
         RepoPlan {
             name: c.name.clone(),
             source: c.path.clone(),
             worktree: root.join(&c.name),
-            checkout,
+            how,
             preserve_branch: local,
             prune_first,
             setup: repo_config.setup,
@@ -464,42 +475,57 @@ fn plan_repo(
     ))
 }
 
-/// Carries out a plan. On failure, undoes everything this call created.
-pub fn execute(ctx: &Ctx<'_>, config: &Config, plan: CreatePlan) -> Result<CreateReport> {
-    let _ = config;
+/// Carries out a plan in a transaction. On failure, undoes everything this call created
+/// (and only that), and says per repository what happened.
+pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan) -> Result<CreateReport> {
     fsx::create_dir_all(&plan.workspace_dir)?;
-    match fsx::create_dir(&plan.path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            return Err(exists(
-                &plan.name,
-                format!("`{}` already exists", plan.path.display()),
-            ));
-        }
-        Err(e) => return Err(e.into()),
+    let mut tx = Tx::begin(ctx, Kind::Create, &plan.name, &[])?;
+    if ctx.state()?.find(&plan.name).is_some() {
+        let _ = tx.finish();
+        return Err(exists(
+            &plan.name,
+            format!("a workspace named `{}` already exists", plan.name),
+        ));
+    }
+    if let Err(e) = tx.run(Action::CreateDir {
+        path: plan.path.clone(),
+    }) {
+        let (_, clean) = tx.rollback();
+        return Err(if clean {
+            e
+        } else {
+            e.context("rollback incomplete")
+        });
+    }
+    for r in plan.repos.iter().filter(|r| r.prune_first) {
+        // A registration whose directory is gone holds the branch; git would refuse.
+        let _lock = tx::repo_lock(ctx, &r.source)?;
+        let _ = git::worktree_prune(&r.source);
     }
     ctx.events
         .progress(&format!("creating {} worktrees", plan.repos.len()));
-    let added = parallel::map(&plan.repos, |r| add_worktree(r, &plan.branch));
-    let failed = added.iter().any(Result::is_err);
-    if failed {
-        let results = rollback(ctx, &plan, &added);
-        let first = added
-            .into_iter()
-            .find_map(Result::err)
-            .expect("a failure was seen");
-        return Err(first
-            .context(format!("cannot create workspace `{}`", plan.name))
-            .with_details(serde_json::json!({ "workspace": plan.name, "repos": results })));
+    let adds: Vec<Action> = plan
+        .repos
+        .iter()
+        .map(|r| Action::AddWorktree {
+            repo: r.name.clone(),
+            source: r.source.clone(),
+            path: r.worktree.clone(),
+            branch: plan.branch.clone(),
+            how: r.how.clone(),
+        })
+        .collect();
+    let added = tx.run_all(adds, true);
+    if let Some(first) = added.iter().find_map(|r| r.as_ref().err()).cloned() {
+        return Err(fail(tx, &plan, &added, first));
     }
 
     let now = jiff::Timestamp::now();
-    let created_at = crate::time::local(now);
     let ws = Workspace {
         name: plan.name.clone(),
         path: plan.path.clone(),
         branch: plan.branch.clone(),
-        created_at: created_at.clone(),
+        created_at: crate::time::local(now),
         repos: plan
             .repos
             .iter()
@@ -517,20 +543,14 @@ pub fn execute(ctx: &Ctx<'_>, config: &Config, plan: CreatePlan) -> Result<Creat
         blueprint: plan.blueprint.clone(),
         extra: Default::default(),
     };
-    let committed = ctx.store.update(|st| {
-        if st.find(&ws.name).is_some() {
-            return Err(exists(
-                &ws.name,
-                format!("a workspace named `{}` already exists", ws.name),
-            ));
-        }
-        st.workspaces.push(ws.clone());
-        Ok(())
-    });
-    if let Err(e) = committed {
-        rollback(ctx, &plan, &added);
-        return Err(e);
+    if let Err(e) = tx.commit(Action::SetState {
+        name: ws.name.clone(),
+        before: None,
+        after: Some(Box::new(ws.clone())),
+    }) {
+        return Err(fail(tx, &plan, &added, e));
     }
+    tx.finish()?;
 
     let mut warnings = plan.warnings.clone();
     let setup = run_setup(ctx, &plan, &ws);
@@ -588,42 +608,26 @@ pub fn execute(ctx: &Ctx<'_>, config: &Config, plan: CreatePlan) -> Result<Creat
     })
 }
 
-fn add_worktree(r: &RepoPlan, branch: &str) -> Result<()> {
-    if r.prune_first {
-        git::worktree_prune(&r.source)?;
-    }
-    git::worktree_add(&r.source, &r.worktree, branch, &r.checkout)
-        .map_err(|e| Error::from(e).context(&r.name))
-}
-
-/// Undoes the worktrees (and branches) that `added` created, in reverse order, and removes
-/// the workspace directory if nothing else is in it. Returns each repository's outcome.
-fn rollback(ctx: &Ctx<'_>, plan: &CreatePlan, added: &[Result<()>]) -> Vec<RepoResult> {
-    let mut results: Vec<RepoResult> = Vec::new();
-    for (r, res) in plan.repos.iter().zip(added).rev() {
-        let (outcome, detail) = match res {
-            Err(e) => (Outcome::Failed, Some(e.message.clone())),
-            Ok(()) => {
-                let mut problems = Vec::new();
-                if let Err(e) = git::worktree_remove(&r.source, &r.worktree, true) {
-                    problems.push(e.to_string());
-                }
-                if !r.preserve_branch
-                    && let Err(e) = git::branch_delete(&r.source, &plan.branch, true)
-                {
-                    problems.push(e.to_string());
-                }
-                if problems.is_empty() {
-                    (Outcome::RolledBack, None)
-                } else {
-                    (
-                        Outcome::Failed,
-                        Some(format!("rollback failed: {}", problems.join("; "))),
-                    )
-                }
+/// Rolls back after `cause` and builds the error: per repository `created` → `rolled_back`
+/// (or `kept`/`failed`), and `RECOVERY_PENDING` when the rollback itself failed.
+fn fail(tx: Tx<'_, '_>, plan: &CreatePlan, added: &[Result<()>], cause: Error) -> Error {
+    let id = tx.id().to_string();
+    let (undone, clean) = tx.rollback();
+    let mut repos = Vec::new();
+    for (r, res) in plan.repos.iter().zip(added) {
+        let undo = undone.iter().find_map(|(a, u)| match a {
+            Action::AddWorktree { repo, .. } if *repo == r.name => Some(u),
+            _ => None,
+        });
+        let (outcome, detail) = match (res, undo) {
+            (Err(e), Some(Undo::Undone) | None) => (Outcome::Failed, Some(e.message.clone())),
+            (Ok(()), Some(Undo::Undone) | None) => (Outcome::RolledBack, None),
+            (_, Some(Undo::Kept(why))) => (Outcome::Kept, Some(why.clone())),
+            (_, Some(Undo::Failed(why))) => {
+                (Outcome::Failed, Some(format!("rollback failed: {why}")))
             }
         };
-        results.push(RepoResult {
+        repos.push(RepoResult {
             repo: r.name.clone(),
             outcome,
             branch: plan.branch.clone(),
@@ -631,14 +635,21 @@ fn rollback(ctx: &Ctx<'_>, plan: &CreatePlan, added: &[Result<()>]) -> Vec<RepoR
             detail,
         });
     }
-    results.reverse();
-    if !fsx::remove_empty_dir(&plan.path) {
-        ctx.events.progress(&format!(
-            "left `{}` in place: it is not empty",
-            plan.path.display()
-        ));
+    let details = serde_json::json!({ "workspace": plan.name, "operation": id, "repos": repos });
+    let err = cause
+        .context(format!("cannot create workspace `{}`", plan.name))
+        .with_details(details);
+    if clean {
+        err
+    } else {
+        let mut pending = tx::recovery_pending(&id, &plan.name, Kind::Create);
+        pending.message = format!(
+            "{}; rolling back failed too, so {}",
+            err.message, pending.message
+        );
+        pending.details = err.details.clone();
+        pending
     }
-    results
 }
 
 fn run_setup(ctx: &Ctx<'_>, plan: &CreatePlan, ws: &Workspace) -> Vec<SetupResult> {

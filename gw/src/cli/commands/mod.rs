@@ -35,5 +35,6 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
         },
         Command::Completions(a) => setup::completions(a),
         Command::Schema(a) => setup::schema(a),
+        Command::UnlinkTrash(a) => setup::unlink_trash(a),
     }
 }
