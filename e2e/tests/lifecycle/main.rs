@@ -1,6 +1,7 @@
 //! End-to-end scenarios: the real `gw` against temporary repositories.
 #![allow(clippy::disallowed_methods)]
 
+mod concurrency;
 mod contract;
 mod smoke;
 

@@ -163,6 +163,12 @@ impl CreateReport {
 /// `post_create` hook.
 pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
     let config = ctx.config()?;
+    names::check_branch(&opts.branch)?;
+    let name = workspace_name(&opts);
+    names::check_workspace(&name)?;
+    // Held from before validation until the workspace is recorded, so that of two
+    // processes creating the same name, the second sees the first's result.
+    let locks = tx::lock_workspaces(ctx, &[&name])?;
     let state = ctx.state()?;
     let replacing = if opts.replace {
         let current = resolve::workspace(&state, None, &ctx.env.cwd).map_err(|e| {
@@ -202,7 +208,7 @@ pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
             ))
         })?;
     }
-    let mut report = execute(ctx, plan).map_err(|e| match &replacing {
+    let mut report = execute(ctx, plan, locks).map_err(|e| match &replacing {
         Some(old) => e.context(format!(
             "workspace `{}` was already deleted, but the new one could not be created",
             old.name
@@ -241,6 +247,13 @@ pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
     Ok(report)
 }
 
+/// The workspace name: given, or derived from the branch.
+fn workspace_name(opts: &CreateOptions) -> String {
+    opts.name
+        .clone()
+        .unwrap_or_else(|| names::from_branch(&opts.branch))
+}
+
 /// Validates the inputs against the current world and decides, per repository, how its
 /// worktree will be made. Changes nothing except fetching.
 ///
@@ -254,10 +267,7 @@ pub fn plan(
     ignore: Option<&str>,
 ) -> Result<CreatePlan> {
     names::check_branch(&opts.branch)?;
-    let name = match &opts.name {
-        Some(n) => n.clone(),
-        None => names::from_branch(&opts.branch),
-    };
+    let name = workspace_name(opts);
     names::check_workspace(&name)?;
     if state.find(&name).is_some() {
         return Err(exists(
@@ -291,7 +301,7 @@ pub fn plan(
     };
     let chosen = repos::resolve(ctx, config, &entries, &discovery)?;
 
-    fetch_all(ctx, &chosen);
+    let fetch_warnings = fetch_all(ctx, &chosen);
 
     let ignored: Vec<PathBuf> = ignore
         .and_then(|n| state.find(n))
@@ -306,7 +316,7 @@ pub fn plan(
         plan_repo(c, &path, &opts.branch, opts.track, &ignored)
     });
     let mut repos = Vec::new();
-    let mut warnings = Vec::new();
+    let mut warnings = fetch_warnings;
     for d in decided {
         let (repo, w) = d?;
         warnings.extend(w);
@@ -366,7 +376,7 @@ fn preset_hash(name: &str, repos: &[String]) -> String {
 
 /// Fetches every repository that has an origin, in parallel. A failure is not fatal:
 /// local refs are used, and the plan carries on.
-fn fetch_all(ctx: &Ctx<'_>, chosen: &[Chosen]) {
+fn fetch_all(ctx: &Ctx<'_>, chosen: &[Chosen]) -> Vec<String> {
     let with_remote: Vec<&Chosen> = chosen
         .iter()
         .filter(|c| {
@@ -377,19 +387,23 @@ fn fetch_all(ctx: &Ctx<'_>, chosen: &[Chosen]) {
         })
         .collect();
     if with_remote.is_empty() {
-        return;
+        return Vec::new();
     }
     ctx.events
         .progress(&format!("fetching {} repositories", with_remote.len()));
-    let results = parallel::map(&with_remote, |c| git::fetch(&c.path));
-    for (c, r) in with_remote.iter().zip(results) {
-        if let Err(e) = r {
-            ctx.events.output(
-                &format!("[{}] ", c.name),
-                &format!("warning: fetch failed, using local state: {e}"),
-            );
-        }
-    }
+    let results = parallel::map(&with_remote, |c| {
+        // Fetch writes refs; serialise with other gw processes working in this repository.
+        let _lock = tx::repo_lock(ctx, &c.path)?;
+        git::fetch(&c.path).map_err(Error::from)
+    });
+    with_remote
+        .iter()
+        .zip(results)
+        .filter_map(|(c, r)| {
+            r.err()
+                .map(|e| format!("{}: fetch failed, using local state: {}", c.name, e.message))
+        })
+        .collect()
 }
 
 fn plan_repo(
@@ -477,9 +491,9 @@ fn plan_repo(
 
 /// Carries out a plan in a transaction. On failure, undoes everything this call created
 /// (and only that), and says per repository what happened.
-pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan) -> Result<CreateReport> {
+pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<CreateReport> {
     fsx::create_dir_all(&plan.workspace_dir)?;
-    let mut tx = Tx::begin(ctx, Kind::Create, &plan.name, &[])?;
+    let mut tx = Tx::begin(ctx, locks, Kind::Create, &plan.name, &[])?;
     if ctx.state()?.find(&plan.name).is_some() {
         let _ = tx.finish();
         return Err(exists(

@@ -315,7 +315,8 @@ fn delete_one(
         }
     }
 
-    let mut tx = Tx::begin(ctx, Kind::Delete, &ws.name, &[])?;
+    let locks = tx::lock_workspaces(ctx, &[&ws.name])?;
+    let mut tx = Tx::begin(ctx, locks, Kind::Delete, &ws.name, &[])?;
     // Hooks ran without the lock; make sure they left the workspace we checked.
     match ctx.state()?.find(&ws.name) {
         Some(now) if now == ws => {}

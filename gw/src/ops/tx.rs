@@ -80,7 +80,24 @@ pub enum Undo {
 pub struct Tx<'c, 'a> {
     ctx: &'c Ctx<'a>,
     journal: Journal,
-    _locks: Vec<Lock>,
+    _locks: Locks,
+}
+
+/// The workspace locks a mutation holds from before it validates anything until it is done.
+pub struct Locks(#[allow(dead_code)] Vec<Lock>);
+
+/// Locks `names` (in a fixed order, so two processes cannot deadlock) and refuses when an
+/// interrupted operation on any of them awaits recovery.
+pub fn lock_workspaces(ctx: &Ctx<'_>, names: &[&str]) -> Result<Locks> {
+    let mut names: Vec<&str> = names.to_vec();
+    names.sort();
+    names.dedup();
+    let mut locks = Vec::new();
+    for n in &names {
+        locks.push(workspace_lock(ctx, n)?);
+    }
+    check_pending(ctx, &names)?;
+    Ok(Locks(locks))
 }
 
 /// The lock held for a whole mutation of workspace `name`.
@@ -174,24 +191,15 @@ pub fn journal_error(e: journal::Error) -> Error {
 }
 
 impl<'c, 'a> Tx<'c, 'a> {
-    /// Locks `workspace` (and `also`, for a rename), refuses if an interrupted operation on
-    /// them awaits recovery, and starts the journal.
+    /// Starts the journal of an operation on `workspace` (and `also`, for a rename), whose
+    /// locks the caller took with [`lock_workspaces`].
     pub fn begin(
         ctx: &'c Ctx<'a>,
+        locks: Locks,
         kind: Kind,
         workspace: &str,
         also: &[String],
     ) -> Result<Tx<'c, 'a>> {
-        let mut names: Vec<&str> = std::iter::once(workspace)
-            .chain(also.iter().map(String::as_str))
-            .collect();
-        names.sort();
-        names.dedup();
-        let mut locks = Vec::new();
-        for n in &names {
-            locks.push(workspace_lock(ctx, n)?);
-        }
-        check_pending(ctx, &names)?;
         let journal = Journal::begin(&ctx.home, kind, workspace, also).map_err(journal_error)?;
         Ok(Tx {
             ctx,
