@@ -1,7 +1,17 @@
 //! End-to-end scenarios: the real `gw` against temporary repositories.
 #![allow(clippy::disallowed_methods)]
 
+mod create;
+mod delete;
+mod errors;
+mod go_shell;
+mod gofixtures;
+mod hooks;
+mod init;
+mod list;
+mod machine;
 mod smoke;
+mod status;
 
 /// Every file in this directory is declared above, so none is silently skipped.
 #[test]
