@@ -302,6 +302,7 @@ fn delete_one(
         }
     }
 
+    fsx::step_out_of(&ws.path);
     ctx.events.progress(&format!(
         "removing {} worktrees of {}",
         ws.repos.len(),
@@ -384,8 +385,9 @@ fn remove_repo(r: &RepoEntry, i: &Inspection, force: bool) -> (RepoResult, Optio
 /// Deletes a branch grove created unless that would lose commits (without `force`) or it is
 /// checked out elsewhere. Returns a warning when the branch was kept.
 fn delete_branch(source: &Path, repo: &str, branch: &str, force: bool) -> Option<String> {
-    let Ok(r) = git::Repo::open(source) else {
-        return None;
+    let r = match git::Repo::open(source) {
+        Ok(r) => r,
+        Err(e) => return Some(format!("{repo}: kept branch {branch}: {e}")),
     };
     r.local_branch(branch)?;
     if let Ok(wts) = r.worktrees()
