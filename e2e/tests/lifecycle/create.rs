@@ -173,32 +173,42 @@ fn git_url_that_fails_to_clone_leaves_nothing() {
 #[test]
 fn git_url_with_a_same_named_repo_of_another_origin_is_refused() {
     let env = TestEnv::with_repos(&["api"]);
-    // `repos/tool` exists but is a clone of something else.
+    // `repos/tool` is a clone of something else than the URL given.
     env.repo("tool");
     env.git(
         &env.repos.join("tool"),
         &["remote", "set-url", "origin", "file:///elsewhere/tool.git"],
     );
-    let other = env.origins.join("other");
-    std::fs::create_dir_all(&other).unwrap();
-    let url = format!(
-        "file://{}",
-        s(&env.origins.join("tool.git")) // the real origin is not what the local clone uses
-    );
+    let url = env.url("tool");
+    // `repos/plain` is a directory that is not a repository at all.
+    let plain = env.repos.join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    std::fs::write(plain.join("notes.txt"), "mine").unwrap();
+    let plain_url = format!("file://{}", s(&env.origins.join("plain.git")));
+    env.git(&env.origins, &["init", "-q", "--bare", "plain.git"]);
+
     let before = env.snapshot();
-    let run = env
-        .gw(&["create", "c", "-b", "c", "-r", &url, "--format", "json"])
-        .failure();
-    let v = run.json();
-    assert_eq!(v["ok"], false);
-    assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains(s(&env.repos.join("tool"))),
-        "{run}"
+    for (url, dir) in [(&url, env.repos.join("tool")), (&plain_url, plain.clone())] {
+        let run = env
+            .gw(&["create", "c", "-b", "c", "-r", url, "--format", "json"])
+            .failure();
+        let v = run.json();
+        assert_eq!(v["ok"], false);
+        assert!(
+            v["error"]["message"].as_str().unwrap().contains(s(&dir)),
+            "names the directory in the way:\n{run}"
+        );
+        env.assert_unchanged(&before);
+    }
+    assert_eq!(
+        env.git(&env.repos.join("tool"), &["remote", "get-url", "origin"]),
+        "file:///elsewhere/tool.git"
     );
-    env.assert_unchanged(&before);
+    assert_eq!(
+        std::fs::read_to_string(plain.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    assert_eq!(e2e::tree(&plain, 1), ["notes.txt"]);
 }
 
 #[test]

@@ -244,3 +244,16 @@ fn another_workspace_on_the_same_repos_is_untouched() {
     assert_eq!(env.gw(&["go", "b"]).success().stdout, s(&env.ws("b")),);
     env.assert_git_agrees_with_state();
 }
+
+#[test]
+fn a_worktree_removed_by_hand_does_not_block_delete() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    env.create("ws", "feat/x", "api,web");
+    std::fs::remove_dir_all(env.ws("ws").join("web")).unwrap();
+    env.gw(&["delete", "ws"]).success();
+    assert!(!env.ws("ws").exists());
+    assert!(!env.has_branch(&env.repos.join("web"), "feat/x"));
+    assert!(!env.has_branch(&env.repos.join("api"), "feat/x"));
+    assert_eq!(names_in_state(&env), Vec::<String>::new());
+    env.assert_git_agrees_with_state();
+}

@@ -179,6 +179,7 @@ fn invalid_names_are_usage_errors() {
     );
     assert!(!env.root.join("escape").exists());
     assert!(!env.grove_home.join("escape").exists());
+    env.assert_git_agrees_with_state();
 }
 
 #[test]
@@ -197,6 +198,7 @@ fn missing_repo_dir_and_failing_clone() {
     );
     assert!(!env.repos.join("absent").exists());
     assert!(!env.ws("c").exists());
+    env.assert_git_agrees_with_state();
 }
 
 #[test]
@@ -283,4 +285,34 @@ fn corrupt_config_is_reported_and_never_overwritten() {
         }
         assert_eq!(std::fs::read_to_string(env.config_path()).unwrap(), corrupt);
     }
+}
+
+#[test]
+fn a_failure_in_one_repository_rolls_back_the_others() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    // `feat` exists in web, so git cannot create `feat/x` there (a ref cannot be both a
+    // branch and a directory of branches); api succeeds first and must be undone.
+    env.git(&env.repos.join("web"), &["branch", "feat"]);
+    let before = env.snapshot();
+    let run = env
+        .gw(&[
+            "create", "x", "-b", "feat/x", "-r", "api,web", "--format", "json",
+        ])
+        .failure();
+    let v = run.json();
+    assert_eq!(v["ok"], false, "{run}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("web"),
+        "{run}"
+    );
+    env.assert_unchanged(&before);
+    assert!(!env.ws("x").exists());
+    assert!(!env.has_branch(&env.repos.join("api"), "feat/x"));
+    env.assert_git_agrees_with_state();
+
+    let text = env
+        .gw(&["create", "x", "-b", "feat/x", "-r", "api,web"])
+        .failure();
+    one_line_error(&text);
+    env.assert_unchanged(&before);
 }

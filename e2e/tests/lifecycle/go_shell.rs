@@ -30,6 +30,7 @@ fn go_prints_the_path_without_a_newline() {
         env.gw(&["go", "--format", "json"]).code(2).error_code(),
         "USAGE"
     );
+    env.assert_git_agrees_with_state();
 }
 
 #[test]
@@ -44,6 +45,7 @@ fn go_back_leads_to_the_repos_dir() {
     );
     // Outside any workspace: the configured repo dir.
     assert_eq!(env.gw(&["go", "-b"]).success().stdout, s(&env.repos));
+    env.assert_git_agrees_with_state();
 }
 
 #[test]
@@ -136,6 +138,7 @@ fn create_writes_the_cd_file() {
     )
     .code(4);
     assert_eq!(std::fs::read_to_string(&cd).unwrap(), "");
+    env.assert_git_agrees_with_state();
 }
 
 #[test]

@@ -86,6 +86,7 @@ fn source_placeholders_keep_spaces_and_quotes_intact() {
     env.gw(&["create", "plain", "-b", "plain", "-r", "api"])
         .success();
     assert_eq!(log_lines(&env), ["[plain]"]);
+    env.assert_git_agrees_with_state();
 }
 
 #[test]
@@ -179,6 +180,7 @@ fn stream_prefixes_each_line_on_stderr() {
         !run.stderr.contains("quiet") && !run.stdout.contains("quiet"),
         "{run}"
     );
+    env.assert_git_agrees_with_state();
 }
 
 #[test]
@@ -214,6 +216,7 @@ fn timeout_kills_the_hook_and_reports_it() {
             .contains("timed out"),
         "{run}"
     );
+    env.assert_git_agrees_with_state();
 }
 
 #[test]

@@ -80,6 +80,7 @@ fn list_in_every_form() {
     let result = env.gw(&["list", "--format", "json"]).success().result();
     assert_eq!(result["count"], 2);
     assert_eq!(result["workspaces"], json);
+    env.assert_git_agrees_with_state();
 }
 
 #[test]
@@ -122,6 +123,7 @@ fn list_with_status_summaries() {
         .result();
     assert_eq!(json["workspaces"][1]["status"], "1 error");
     assert_eq!(json["workspaces"][0]["modified"], 1);
+    env.assert_git_agrees_with_state();
 }
 
 #[test]
@@ -182,4 +184,5 @@ fn ws_show_in_every_form() {
 
     let missing = env.gw(&["ws", "show", "nope"]).code(3);
     assert!(missing.stderr.contains("nope"), "{missing}");
+    env.assert_git_agrees_with_state();
 }

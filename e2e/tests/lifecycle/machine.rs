@@ -223,6 +223,7 @@ fn hook_and_setup_output_never_reaches_stdout() {
     let v = envelope(&run);
     assert_eq!(v["error"]["code"], "HOOK_FAILED");
     assert!(run.stderr.contains("[post_create] LOUD"), "{run}");
+    env.assert_git_agrees_with_state();
 }
 
 #[test]

@@ -165,6 +165,7 @@ fn ahead_after_a_local_commit_and_behind_after_an_upstream_push() {
     assert_eq!(r["repos"][0]["behind"], 1);
     let table = env.gw(&["status", "ws"]).success().stdout;
     assert_eq!(row(&table, "api")[2], "1↑ 1↓");
+    env.assert_git_agrees_with_state();
 }
 
 #[test]
