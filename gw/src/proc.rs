@@ -453,6 +453,20 @@ mod tests {
     }
 
     #[test]
+    fn a_failure_message_is_one_line_with_the_reason() {
+        let stderr = "Cloning into 'x'...\nfatal: 'x' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\n";
+        assert_eq!(
+            fmt_tail(stderr),
+            ": fatal: 'x' does not appear to be a git repository"
+        );
+        assert_eq!(
+            fmt_tail("warming up\nsomething broke\n\n"),
+            ": something broke"
+        );
+        assert_eq!(fmt_tail(" \n"), "");
+    }
+
+    #[test]
     fn captures_both_streams_and_status() {
         let out = Cmd::shell("echo out; echo err >&2; exit 3", &tmp())
             .run()

@@ -393,6 +393,25 @@ fn replace_from_inside_a_workspace() {
         &["create", "new", "-b", "new", "-r", "web", "--replace"],
     )
     .code(2);
+    // The new name must differ from the replaced one: refused before anything is deleted.
+    let collision = env
+        .gw_in(
+            &inside,
+            &[
+                "create",
+                "old",
+                "-b",
+                "other",
+                "-r",
+                "web",
+                "--replace",
+                "--force",
+                "--format",
+                "json",
+            ],
+        )
+        .code(4);
+    assert_eq!(collision.error_code(), "WORKSPACE_EXISTS");
     env.assert_unchanged(&before);
 
     let run = env
