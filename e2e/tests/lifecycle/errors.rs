@@ -316,3 +316,21 @@ fn a_failure_in_one_repository_rolls_back_the_others() {
     one_line_error(&text);
     env.assert_unchanged(&before);
 }
+
+#[test]
+fn missing_input_without_a_terminal_names_the_flag() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("ws", "ws", "api");
+    for (args, flag) in [
+        (&["create", "x", "-r", "api"][..], "--branch"),
+        (&["create", "x", "-b", "x"], "--repos"),
+        (&["go"], "NAME"),
+        (&["delete"], "--stdin"),
+        (&["preset", "add", "-r", "api"], "NAME"),
+        (&["preset", "add", "p"], "--repos"),
+        (&["remove-dir"], "PATH"),
+    ] {
+        bad(&env, args, 2, "USAGE", flag);
+    }
+    env.assert_git_agrees_with_state();
+}
