@@ -447,3 +447,41 @@ fn replace_from_inside_a_workspace() {
     assert!(env.ws("new").join("web").is_dir());
     env.assert_git_agrees_with_state();
 }
+
+#[test]
+fn base_branch_from_grove_toml_and_repos_without_origin() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.push_upstream("api", "develop", "develop.txt", "on develop\n");
+    std::fs::write(
+        env.repos.join("api/.grove.toml"),
+        "base_branch = \"develop\"\n",
+    )
+    .unwrap();
+    let local = env.local_repo("notes");
+
+    env.create("ws", "feat/x", "api,notes");
+    let api = env.ws("ws").join("api");
+    assert!(
+        api.join("develop.txt").is_file(),
+        "branched from origin/develop"
+    );
+    assert_eq!(
+        env.git(&api, &["rev-parse", "HEAD"]),
+        env.git(&env.repos.join("api"), &["rev-parse", "origin/develop"])
+    );
+    let notes = env.ws("ws").join("notes");
+    assert_eq!(
+        env.git(&notes, &["rev-parse", "HEAD"]),
+        env.git(&local, &["rev-parse", "main"]),
+        "a repository without an origin branches from its local default branch"
+    );
+    let status = env
+        .gw(&["status", "ws", "--format", "json"])
+        .success()
+        .result();
+    assert_eq!(status["repos"][0]["base_branch"], "origin/develop");
+    assert_eq!(status["repos"][0]["ahead"], 0);
+    assert_eq!(status["repos"][1]["base_branch"], "main");
+    assert_eq!(status["repos"][1]["remote"], serde_json::Value::Null);
+    env.assert_git_agrees_with_state();
+}

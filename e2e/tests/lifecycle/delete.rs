@@ -257,3 +257,27 @@ fn a_worktree_removed_by_hand_does_not_block_delete() {
     assert_eq!(names_in_state(&env), Vec::<String>::new());
     env.assert_git_agrees_with_state();
 }
+
+#[test]
+fn a_worktree_switched_to_another_branch_keeps_that_branch() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("ws", "feat/x", "api");
+    let wt = env.ws("ws").join("api");
+    env.git(&wt, &["checkout", "-q", "-b", "mine"]);
+    env.commit(&wt, "mine.txt", "mine\n", "my own branch");
+    let tip = env.git(&wt, &["rev-parse", "HEAD"]);
+
+    let run = env.gw(&["delete", "ws"]).success();
+    let api = env.repos.join("api");
+    assert_eq!(
+        env.git(&api, &["rev-parse", "mine"]),
+        tip,
+        "a branch grove did not create is never deleted:\n{run}"
+    );
+    assert!(
+        !env.has_branch(&api, "feat/x"),
+        "grove's own branch is deleted"
+    );
+    assert!(!env.ws("ws").exists());
+    env.assert_git_agrees_with_state();
+}

@@ -315,6 +315,15 @@ fn a_failure_in_one_repository_rolls_back_the_others() {
         .failure();
     one_line_error(&text);
     env.assert_unchanged(&before);
+
+    // A branch that existed before (in api) survives the rollback.
+    env.git(&env.repos.join("api"), &["branch", "feat/x"]);
+    let before = env.snapshot();
+    env.gw(&["create", "x", "-b", "feat/x", "-r", "api,web"])
+        .failure();
+    env.assert_unchanged(&before);
+    assert!(env.has_branch(&env.repos.join("api"), "feat/x"));
+    env.assert_git_agrees_with_state();
 }
 
 #[test]
