@@ -343,3 +343,48 @@ fn missing_input_without_a_terminal_names_the_flag() {
     }
     env.assert_git_agrees_with_state();
 }
+
+#[test]
+fn a_refused_create_removes_the_clone_it_made() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    let tool = env.repo("tool");
+    std::fs::remove_dir_all(&tool).unwrap();
+    let url = env.url("tool");
+    env.create("ws", "taken", "api");
+    env.git(&env.repos.join("web"), &["branch", "feat"]);
+
+    // Refused while planning: an unknown repo, a branch with a worktree elsewhere.
+    bad(
+        &env,
+        &["create", "x", "-b", "x", "-r", &format!("{url},nope")],
+        3,
+        "REPO_NOT_FOUND",
+        "nope",
+    );
+    bad(
+        &env,
+        &["create", "x", "-b", "taken", "-r", &format!("{url},api")],
+        4,
+        "WORKTREE_EXISTS",
+        "taken",
+    );
+    // Failed while creating worktrees (git cannot make `feat/x` in web): rolled back.
+    let before = env.snapshot();
+    env.gw(&["create", "x", "-b", "feat/x", "-r", &format!("{url},web")])
+        .failure();
+    env.assert_unchanged(&before);
+    assert!(
+        !tool.exists(),
+        "the clone made by the failed create is gone"
+    );
+    env.assert_git_agrees_with_state();
+
+    // An existing clone is never removed by a failure.
+    env.gw(&["create", "y", "-b", "y", "-r", &url]).success();
+    let before = env.snapshot();
+    env.gw(&["create", "z", "-b", "taken", "-r", &format!("{url},api")])
+        .code(4);
+    env.assert_unchanged(&before);
+    assert!(tool.join(".git").is_dir());
+    env.assert_git_agrees_with_state();
+}
