@@ -219,3 +219,42 @@ fn discovery_rules() {
     assert_eq!(init_again["repos_found"], 3);
     env.assert_git_agrees_with_state();
 }
+
+#[test]
+fn grove_home_chooses_the_grove_directory() {
+    let env = TestEnv::new();
+    env.repo("api");
+    let elsewhere = env.root.join("elsewhere");
+    let home = s(&elsewhere).to_string();
+    env.gw_env(
+        &env.root,
+        &["init", s(&env.repos)],
+        &[("GROVE_HOME", &home)],
+    )
+    .success();
+    assert!(elsewhere.join("config.toml").is_file());
+    assert!(
+        elsewhere.join("workspaces").is_dir(),
+        "the default workspace dir is inside it"
+    );
+    assert!(!env.config_path().exists(), "nothing under $HOME/.grove");
+    env.gw_env(
+        &env.root,
+        &["create", "ws", "-b", "ws", "-r", "api"],
+        &[("GROVE_HOME", &home)],
+    )
+    .success();
+    assert!(elsewhere.join("workspaces/ws/api").is_dir());
+    assert!(elsewhere.join("state.json").is_file());
+    let worktrees = env.git(&env.repos.join("api"), &["worktree", "list", "--porcelain"]);
+    assert!(
+        worktrees.contains(s(&elsewhere.join("workspaces/ws/api"))),
+        "{worktrees}"
+    );
+    // Without GROVE_HOME (empty counts as unset) the default, $HOME/.grove, is used.
+    env.gw_env(&env.root, &["list"], &[("GROVE_HOME", "")])
+        .code(5);
+    env.gw_env(&env.root, &["init", s(&env.repos)], &[("GROVE_HOME", "")])
+        .success();
+    assert!(env.home.join(".grove/config.toml").is_file());
+}
