@@ -111,12 +111,18 @@ pub enum Error {
     },
 }
 
+/// The one line of a failed command's stderr that goes into its (one-line) error
+/// message: the first `fatal:` or `error:` line, where git states the reason, else the
+/// last non-empty line. The whole stderr stays in [`Error::Failed`].
 fn fmt_tail(s: &str) -> String {
-    let t = s.trim();
-    if t.is_empty() {
-        String::new()
-    } else {
-        format!(": {t}")
+    let lines: Vec<&str> = s.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let reason = lines
+        .iter()
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or(lines.last());
+    match reason {
+        Some(l) => format!(": {l}"),
+        None => String::new(),
     }
 }
 
@@ -482,6 +488,20 @@ mod tests {
 
     fn tmp() -> PathBuf {
         std::env::temp_dir()
+    }
+
+    #[test]
+    fn a_failure_message_is_one_line_with_the_reason() {
+        let stderr = "Cloning into 'x'...\nfatal: 'x' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\n";
+        assert_eq!(
+            fmt_tail(stderr),
+            ": fatal: 'x' does not appear to be a git repository"
+        );
+        assert_eq!(
+            fmt_tail("warming up\nsomething broke\n\n"),
+            ": something broke"
+        );
+        assert_eq!(fmt_tail(" \n"), "");
     }
 
     #[test]

@@ -3,7 +3,17 @@
 
 mod concurrency;
 mod contract;
+mod create;
+mod delete;
+mod errors;
+mod go_shell;
+mod gofixtures;
+mod hooks;
+mod init;
+mod list;
+mod machine;
 mod smoke;
+mod status;
 
 /// Every file in this directory is declared above, so none is silently skipped.
 #[test]

@@ -86,6 +86,8 @@ pub struct CreatePlan {
     pub source: Option<Source>,
     pub blueprint: Option<Blueprint>,
     pub warnings: Vec<String>,
+    /// Repositories cloned from git URLs while planning; a failed create removes them.
+    pub cloned: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -300,6 +302,8 @@ pub fn plan(
         Selection::All => (discovery.names(), None),
     };
     let chosen = repos::resolve(ctx, config, &entries, &discovery)?;
+    // A refused create changes nothing: not even a clone it made on the way.
+    let mut undo_clones = UndoClones(Some(&chosen));
 
     let fetch_warnings = fetch_all(ctx, &chosen);
 
@@ -322,6 +326,7 @@ pub fn plan(
         warnings.extend(w);
         repos.push(repo);
     }
+    undo_clones.0 = None;
     Ok(CreatePlan {
         name,
         path,
@@ -331,7 +336,24 @@ pub fn plan(
         source: opts.source.clone().into_source(),
         blueprint,
         warnings,
+        cloned: chosen
+            .iter()
+            .filter(|c| c.cloned)
+            .map(|c| c.path.clone())
+            .collect(),
     })
+}
+
+/// Removes the repositories cloned while planning when dropped, unless disarmed (set to
+/// `None`) because the plan succeeded.
+struct UndoClones<'a>(Option<&'a [Chosen]>);
+
+impl Drop for UndoClones<'_> {
+    fn drop(&mut self) {
+        if let Some(chosen) = self.0 {
+            repos::remove_clones(chosen);
+        }
+    }
 }
 
 fn exists(name: &str, message: String) -> Error {
@@ -648,6 +670,10 @@ fn fail(tx: Tx<'_, '_>, plan: &CreatePlan, added: &[Result<()>], cause: Error) -
             path: r.worktree.clone(),
             detail,
         });
+    }
+    // A clone made for this create goes too (one that existed before is never touched).
+    for clone in &plan.cloned {
+        let _ = fsx::remove_dir_all(clone);
     }
     let details = serde_json::json!({ "workspace": plan.name, "operation": id, "repos": repos });
     let err = cause

@@ -315,6 +315,8 @@ fn delete_one(
         }
     }
 
+    // A process inside the directory it is about to move loses its working directory.
+    fsx::step_out_of(&ws.path);
     let locks = tx::lock_workspaces(ctx, &[&ws.name])?;
     let mut tx = Tx::begin(ctx, locks, Kind::Delete, &ws.name, &[])?;
     // Hooks ran without the lock; make sure they left the workspace we checked.
@@ -529,8 +531,9 @@ fn branch_fate(r: &RepoEntry, force: bool) -> Fate {
     if r.preserve_branch {
         return Fate::Gone;
     }
-    let Ok(repo) = git::Repo::open(&r.source_repo) else {
-        return Fate::Gone;
+    let repo = match git::Repo::open(&r.source_repo) {
+        Ok(repo) => repo,
+        Err(e) => return Fate::Keep(format!("kept branch {}: {e}", r.branch)),
     };
     let Some(tip) = repo.local_branch(&r.branch) else {
         return Fate::Gone;
