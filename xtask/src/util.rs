@@ -77,7 +77,16 @@ pub fn test_with_env(
     }
 }
 
-/// Builds `bin` with the release profile and returns the executable's path.
+/// The package that builds binary `bin` (`gw` → `gw`, `gw-migrate` → `migrate`).
+pub fn package_of(bin: &str) -> &str {
+    match bin {
+        "gw-migrate" => "migrate",
+        other => other,
+    }
+}
+
+/// Builds `bin` with the release profile and returns the executable's path. The package is
+/// named (`-p`), so features resolve exactly as `cargo install --path <package>` does.
 pub fn build_release(root: &Path, bin: &str) -> Result<PathBuf, String> {
     let out = Command::new(cargo_bin())
         .args([
@@ -85,6 +94,8 @@ pub fn build_release(root: &Path, bin: &str) -> Result<PathBuf, String> {
             "--release",
             "--locked",
             "--message-format=json-render-diagnostics",
+            "-p",
+            package_of(bin),
             "--bin",
             bin,
         ])
