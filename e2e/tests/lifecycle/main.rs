@@ -2,6 +2,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod contract;
+mod run;
 mod smoke;
 
 /// Every file in this directory is declared above, so none is silently skipped.

@@ -53,7 +53,10 @@ impl Render for DirReport {
         value(self)
     }
     fn next_actions(&self) -> Vec<NextAction> {
-        vec![NextAction::read("List the repositories grove can use", &["gw", "repos", "--format", "json"])]
+        vec![NextAction::read(
+            "List the repositories grove can use",
+            &["gw", "repos", "--format", "json"],
+        )]
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let dir = self.dir.display();

@@ -145,7 +145,11 @@ impl Render for ListStatusReport {
         value(self)
     }
     fn next_actions(&self) -> Vec<NextAction> {
-        let w = self.workspaces.iter().find(|w| w.modified + w.errors > 0).or(self.workspaces.first());
+        let w = self
+            .workspaces
+            .iter()
+            .find(|w| w.modified + w.errors > 0)
+            .or(self.workspaces.first());
         match w {
             Some(w) => vec![NextAction::read(
                 format!("Inspect workspace {}", w.name),
@@ -449,7 +453,10 @@ impl Render for GoReport {
     }
     fn next_actions(&self) -> Vec<NextAction> {
         match &self.workspace {
-            Some(ws) => vec![NextAction::read("Inspect the workspace", &["gw", "status", ws, "--format", "json"])],
+            Some(ws) => vec![NextAction::read(
+                "Inspect the workspace",
+                &["gw", "status", ws, "--format", "json"],
+            )],
             None => Vec::new(),
         }
     }
