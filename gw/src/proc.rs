@@ -31,6 +31,8 @@ const KILL_GRACE: Duration = Duration::from_millis(500);
 /// Between SIGTERM and SIGKILL when a [`Stop`] is requested: long enough for a dev server
 /// to shut down cleanly (foreman and overmind wait 5 s too).
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How long to wait for SIGKILLed processes to be gone.
+const KILL_SETTLE: Duration = Duration::from_secs(2);
 /// How often a running child is checked (exit, deadline, stop request).
 const TICK: Duration = Duration::from_millis(20);
 
@@ -419,6 +421,12 @@ impl Cmd {
                         if leader.is_none() {
                             let st = child.wait().map_err(|e| self.spawn_error(e))?;
                             leader = Some(Status::from_exit(st));
+                        }
+                        // SIGKILL is delivered asynchronously; once this returns, nothing
+                        // of the group runs any more.
+                        let until = Instant::now() + KILL_SETTLE;
+                        while target.alive(true) && Instant::now() < until {
+                            std::thread::sleep(Duration::from_millis(5));
                         }
                         Phase::Done { status, at: now }
                     } else {
@@ -823,14 +831,12 @@ mod tests {
         let stop = stop.clone();
         let handle = std::thread::spawn(move || {
             let mut pgid = None;
-            cmd.supervise(&stop, 0, &mut |_, line| {
-                match pgid {
-                    None => pgid = line.parse::<i32>().ok(),
-                    Some(id) if line == ready => {
-                        let _ = tx.send(id);
-                    }
-                    Some(_) => {}
+            cmd.supervise(&stop, 0, &mut |_, line| match pgid {
+                None => pgid = line.parse::<i32>().ok(),
+                Some(id) if line == ready => {
+                    let _ = tx.send(id);
                 }
+                Some(_) => {}
             })
         });
         (handle, rx)
