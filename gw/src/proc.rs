@@ -354,7 +354,7 @@ impl Cmd {
         let mut leader: Option<Status> = None;
         let mut phase = Phase::Running;
         let mut checked = Instant::now();
-        loop {
+        let status = loop {
             if open {
                 match rx.recv_timeout(TICK) {
                     Ok((stream, line)) => {
@@ -381,7 +381,7 @@ impl Cmd {
             phase = match phase {
                 Phase::Running => {
                     if let Some(status) = leader {
-                        if sweep && target.alive(true) {
+                        if sweep && target.lingering() {
                             target.signal(Signal::TERM);
                             Phase::Ending {
                                 status,
@@ -414,7 +414,7 @@ impl Cmd {
                     kill_at,
                     seen,
                 } => {
-                    if leader.is_some() && !target.alive(true) {
+                    if leader.is_some() && !target.lingering() {
                         Phase::Done { status, at: now }
                     } else if now >= kill_at || watch.requests() > seen {
                         target.signal(Signal::KILL);
@@ -425,7 +425,7 @@ impl Cmd {
                         // SIGKILL is delivered asynchronously; once this returns, nothing
                         // of the group runs any more.
                         let until = Instant::now() + KILL_SETTLE;
-                        while target.alive(true) && Instant::now() < until {
+                        while target.lingering() && Instant::now() < until {
                             std::thread::sleep(Duration::from_millis(5));
                         }
                         Phase::Done { status, at: now }
@@ -441,21 +441,18 @@ impl Cmd {
                     // A background process may still hold the pipes open; stop waiting
                     // for its output after a moment.
                     if !open || at.elapsed() >= DRAIN_AFTER_EXIT {
-                        break;
+                        break status;
                     }
                     Phase::Done { status, at }
                 }
             };
-        }
+        };
         if !open {
             for r in readers.into_iter().flatten() {
                 let _ = r.join();
             }
         }
-        match phase {
-            Phase::Done { status, .. } => Ok(status),
-            _ => unreachable!("the loop ends only in the Done phase"),
-        }
+        Ok(status)
     }
 
     /// Replaces the current process with this command (Unix `exec`). Returns only on error.
@@ -566,12 +563,12 @@ impl Target {
         };
     }
 
-    /// Whether anything is still running: for a group, a member that is not a zombie;
-    /// for a lone process, whether it has not been reaped (`leader_reaped`).
-    fn alive(&self, leader_reaped: bool) -> bool {
+    /// Once the child itself has been reaped: whether anything it started is still
+    /// running in its group (never, for a child without a group of its own).
+    fn lingering(&self) -> bool {
         match self.pid {
             Some(pid) if self.group => group_alive(pid),
-            _ => !leader_reaped,
+            _ => false,
         }
     }
 }
@@ -605,6 +602,19 @@ pub fn group_alive(pgid: Pid) -> bool {
         let pgrp = fields.nth(1).and_then(|f| f.parse::<i32>().ok());
         pgrp == Some(want) && state != Some("Z") && state != Some("X")
     })
+}
+
+/// `SIGINT`, `SIGTERM`, … for a signal number.
+pub fn signal_name(n: i32) -> String {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM};
+    match n {
+        SIGINT => "SIGINT".into(),
+        SIGTERM => "SIGTERM".into(),
+        SIGHUP => "SIGHUP".into(),
+        SIGQUIT => "SIGQUIT".into(),
+        SIGKILL => "SIGKILL".into(),
+        n => format!("signal {n}"),
+    }
 }
 
 /// Why a [`Stop`] was first requested.

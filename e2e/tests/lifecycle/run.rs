@@ -83,7 +83,8 @@ fn outcomes_exit_codes_and_one_envelope() {
         &env,
         "web",
         &format!(
-            "run = ['{}echo web starting', '{}echo web is failing >&2; exit 3']\n",
+            "run = ['{}echo web starting', '{}echo web is failing >&2; exit 3']\npost_run = '{}exit 4'\n",
+            record(&env, "web"),
             record(&env, "web"),
             record(&env, "web")
         ),
@@ -94,6 +95,14 @@ fn outcomes_exit_codes_and_one_envelope() {
     assert_eq!(v["ok"], false, "{run}");
     assert_eq!(v["error"]["code"], "HOOK_FAILED", "{run}");
     assert_eq!(v["error"]["details"]["repos"], serde_json::json!(["web"]));
+    // `post_run` runs after a failed `run` too; its failure is a warning.
+    assert_eq!(
+        v["warnings"],
+        serde_json::json!(["web: post_run `echo $$ >> \"".to_string()
+            + s(&pid_file(&env, "web"))
+            + "\"; exit 4` failed (exit status 4)"]),
+        "{run}"
+    );
     let result = &v["result"];
     assert_eq!(result["workspace"], "w");
     assert_eq!(result["count"], 2);
@@ -122,9 +131,10 @@ fn outcomes_exit_codes_and_one_envelope() {
     assert_eq!(std::fs::read_to_string(&post).unwrap(), "cleaned\n");
     assert_no_process_left(&env, &["api", "web"]);
 
-    // Only the repository that succeeds: exit 0, an ok envelope.
+    // Only the repository that succeeds: exit 0, an ok envelope. The workspace is the
+    // one the current directory is in.
     let run = env
-        .gw(&["run", "w", "-r", "api", "--format", "json"])
+        .gw_in(&worktree, &["run", "-r", "api", "--format", "json"])
         .success();
     let v = run.envelope("run");
     assert_eq!(v["ok"], true, "{run}");

@@ -23,7 +23,7 @@ use crate::duration;
 use crate::error::{Code, Error, Result};
 use crate::ops::hooks::{Vars, repo_command};
 use crate::ops::{Ctx, Label, resolve};
-use crate::proc::{Status, Stop, StopReason};
+use crate::proc::{self, Status, Stop, StopReason};
 use crate::state::{RepoEntry, Workspace};
 
 /// How many trailing output lines a failure's `detail` keeps.
@@ -437,10 +437,14 @@ fn run_repo(
     for command in &config.post_run {
         match supervise(command, seen, &mut tail) {
             Ok(s) if s.success() => {}
+            Ok(Status::Stopped) => {
+                let why = format!("{repo}: post_run `{command}` was stopped");
+                result.warnings.push(why);
+                break;
+            }
             Ok(s) => {
-                result
-                    .warnings
-                    .push(format!("{repo}: post_run `{command}` {s}"));
+                let why = format!("{repo}: post_run `{command}` failed ({s})");
+                result.warnings.push(why);
                 break;
             }
             Err(e) => {
@@ -463,9 +467,10 @@ fn failed_detail(what: &str, status: Status, tail: &Tail) -> String {
 
 fn stopped_detail(stop: &Stop) -> String {
     match stop.reason() {
-        Some(StopReason::Signal(2)) => "stopped by SIGINT (Ctrl-C)".into(),
-        Some(StopReason::Signal(15)) => "stopped by SIGTERM".into(),
-        Some(StopReason::Signal(n)) => format!("stopped by signal {n}"),
+        Some(StopReason::Signal(n)) if proc::signal_name(n) == "SIGINT" => {
+            "stopped by SIGINT (Ctrl-C)".into()
+        }
+        Some(StopReason::Signal(n)) => format!("stopped by {}", proc::signal_name(n)),
         Some(StopReason::Timeout) => "stopped by the timeout".into(),
         None => "stopped".into(),
     }
