@@ -50,6 +50,7 @@ schemas! {
     "preset-list", "gw preset list" => crate::ops::preset::PresetListReport;
     "completions", "gw completions" => crate::output::render::Script;
     "schema", "gw schema" => crate::ops::schema::SchemaReport;
+    "run", "gw run" => crate::ops::run::RunReport;
     "help", "--help or --version" => crate::output::render::Help;
 }
 

@@ -12,6 +12,7 @@ mod hooks;
 mod init;
 mod list;
 mod machine;
+mod run;
 mod smoke;
 mod status;
 

@@ -1,5 +1,6 @@
 //! One function per command: arguments → options → one operation → a report.
 
+pub mod run;
 pub mod setup;
 pub mod workspace;
 
@@ -35,6 +36,7 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
         },
         Command::Completions(a) => setup::completions(a),
         Command::Schema(a) => setup::schema(a),
+        Command::Run(a) => run::run(ctx, a),
         Command::UnlinkTrash(a) => setup::unlink_trash(a),
     }
 }
