@@ -34,6 +34,8 @@ pub struct Env {
     /// The running `gw` executable, for spawning grove's own background work; `None` when
     /// grove runs inside another program (tests), where that work is done in-process.
     pub exe: Option<PathBuf>,
+    /// `TZ`: the time zone of the Go grove's local `created_at` times.
+    pub tz: Option<String>,
 }
 
 impl Env {
@@ -63,6 +65,7 @@ impl Env {
             ssh_command: (var("GIT_SSH_COMMAND").is_none() && var("GIT_SSH").is_none())
                 .then(|| "ssh -o BatchMode=yes".to_string()),
             exe: std::env::current_exe().ok(),
+            tz: var("TZ").and_then(|v| v.into_string().ok()),
             home,
         }
     }
@@ -81,6 +84,7 @@ impl Env {
             lock_timeout_ms: None,
             ssh_command: None,
             exe: None,
+            tz: None,
         }
     }
 

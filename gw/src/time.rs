@@ -13,9 +13,37 @@ pub fn now_local() -> String {
 
 /// `t` in the Go grove's `created_at` layout (local wall-clock time).
 pub fn local(t: Timestamp) -> String {
-    Zoned::new(t, TimeZone::system())
+    Zoned::new(t, system_zone())
         .strftime("%Y-%m-%dT%H:%M:%S%.6f")
         .to_string()
+}
+
+static TZ: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
+/// Sets the `TZ` environment value that local times are read in (from `Env`); the first
+/// call wins.
+pub fn set_tz(tz: Option<String>) {
+    let _ = TZ.set(tz);
+}
+
+/// The local time zone, looked up once per process: `TZ` when set, else `/etc/localtime`
+/// read directly (asking jiff for "the system zone" walks the whole zone database to find
+/// its name, which costs more than everything else `gw list` does).
+fn system_zone() -> TimeZone {
+    static ZONE: std::sync::OnceLock<TimeZone> = std::sync::OnceLock::new();
+    ZONE.get_or_init(|| match TZ.get().cloned().flatten() {
+        Some(tz) => {
+            let name = tz.trim_start_matches(':');
+            TimeZone::get(name)
+                .or_else(|_| TimeZone::posix(name))
+                .unwrap_or(TimeZone::UTC)
+        }
+        None => std::fs::read("/etc/localtime")
+            .ok()
+            .and_then(|data| TimeZone::tzif("localtime", &data).ok())
+            .unwrap_or_else(TimeZone::system),
+    })
+    .clone()
 }
 
 /// Now in UTC, RFC 3339 (`2026-05-01T07:30:12Z`).
@@ -35,11 +63,16 @@ pub fn parse_created_at(s: &str) -> Option<Timestamp> {
     if s.is_empty() {
         return None;
     }
-    if let Ok(ts) = s.parse::<Timestamp>() {
-        return Some(ts);
+    // An offset or `Z` after the time means RFC 3339; otherwise it is the Go grove's
+    // zone-less local time. Deciding first avoids building a parse error per workspace.
+    let has_offset = s
+        .get(19..)
+        .is_some_and(|tail| tail.contains(['Z', 'z', '+', '-']));
+    if has_offset {
+        return s.parse::<Timestamp>().ok();
     }
     let dt: DateTime = s.parse().ok()?;
-    dt.to_zoned(TimeZone::system()).ok().map(|z| z.timestamp())
+    dt.to_zoned(system_zone()).ok().map(|z| z.timestamp())
 }
 
 /// `created_at` as RFC 3339 UTC, or `None` when it cannot be read.

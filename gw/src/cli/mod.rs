@@ -79,6 +79,7 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
         ssh_command: env.ssh_command.clone(),
         env: Vec::new(),
     });
+    crate::time::set_tz(env.tz.clone());
     let events = StderrEvents::new(cli.verbose, env.no_color, machine);
     let mut ctx = Ctx::new(&env, &events);
     ctx.no_hooks = cli.no_hooks;

@@ -2,7 +2,8 @@
 //! next_actions}`.
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::action::NextAction;
 use crate::error::{Code, Error};
@@ -20,7 +21,8 @@ pub struct Envelope {
     /// The command's result (see `gw schema <command>`); present when `ok`, and also on a
     /// partial failure, where it shows what happened to each part.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<Value>,
+    #[cfg_attr(test, schemars(with = "Option<serde_json::Map<String, Value>>"))]
+    pub result: Option<Box<RawValue>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorBody>,
     /// How to fix the error.
@@ -43,12 +45,12 @@ pub struct ErrorBody {
     pub details: Option<Value>,
 }
 
-pub fn envelope_ok(result: Value, warnings: &[String], next_actions: &[NextAction]) -> Envelope {
-    let result = if result.is_null() {
-        Value::Object(Map::new())
-    } else {
-        result
-    };
+pub fn envelope_ok(
+    result: super::Json,
+    warnings: &[String],
+    next_actions: &[NextAction],
+) -> Envelope {
+    let result = result.into_raw();
     Envelope {
         ok: true,
         schema_version: SCHEMA_VERSION,

@@ -41,10 +41,26 @@ pub enum DataFormat {
     Path,
 }
 
+/// A command's result, serialised once (compact JSON), ready to go into the envelope.
+pub struct Json(Box<serde_json::value::RawValue>);
+
+impl Json {
+    pub fn of<T: serde::Serialize + ?Sized>(t: &T) -> Json {
+        Json(
+            serde_json::value::to_raw_value(t)
+                .expect("results serialise: every map key is a string"),
+        )
+    }
+
+    pub fn into_raw(self) -> Box<serde_json::value::RawValue> {
+        self.0
+    }
+}
+
 /// Something a command produced that can be shown.
 pub trait Render {
     /// The envelope's `result` object.
-    fn result(&self) -> serde_json::Value;
+    fn result(&self) -> Json;
     /// Human output: data on stdout, messages on stderr.
     fn text(&self, p: &mut Printer) -> io::Result<()>;
     /// The Go grove's bare shape for `format`; `None` when this command has none.
@@ -159,7 +175,7 @@ pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
                 None => envelope_ok(r.result(), &warnings, &r.next_actions()),
                 Some(e) => {
                     let mut doc = envelope_error(e);
-                    doc.result = Some(r.result());
+                    doc.result = Some(r.result().into_raw());
                     doc.warnings = warnings;
                     doc.next_actions.extend(r.next_actions());
                     doc
@@ -209,8 +225,9 @@ fn text_error(p: &mut Printer, e: &Error) -> io::Result<()> {
 }
 
 fn write_json(p: &mut Printer, doc: &Envelope) -> io::Result<()> {
-    let mut text = serde_json::to_string_pretty(doc).unwrap_or_else(|e| {
-        // Serialising a `Value` cannot fail, but the contract holds even if it did.
+    // Compact: one line, cheap to produce and to read for a program (`jq` pretty-prints).
+    let mut text = serde_json::to_string(doc).unwrap_or_else(|e| {
+        // Serialising the envelope cannot fail, but the contract holds even if it did.
         format!(
             "{{\"ok\":false,\"schemaVersion\":{SCHEMA_VERSION},\"error\":{{\"code\":\"INTERNAL\",\"message\":{:?}}},\"next_actions\":[]}}",
             e.to_string()
@@ -234,10 +251,9 @@ fn finish(p: &mut Printer, result: io::Result<()>) {
 pub fn emit_help(p: &mut Printer, text: &str) -> u8 {
     let result = match p.mode {
         Mode::Json => {
-            let help = serde_json::to_value(render::Help {
+            let help = Json::of(&render::Help {
                 help: text.to_string(),
-            })
-            .expect("a string serialises");
+            });
             write_json(p, &envelope_ok(help, &[], &[]))
         }
         Mode::Text => p.raw(text),

@@ -9,12 +9,11 @@ use std::io;
 use std::path::Path;
 
 use serde::Serialize;
-use serde_json::Value;
 
-use super::{Printer, Render};
+use super::{Json, Printer, Render};
 
-pub(super) fn value<T: Serialize>(t: &T) -> Value {
-    serde_json::to_value(t).expect("reports serialise: every map key is a string")
+pub(super) fn value<T: Serialize>(t: &T) -> Json {
+    Json::of(t)
 }
 
 pub(super) fn json_pretty(p: &mut Printer, v: &impl Serialize) -> io::Result<()> {
@@ -62,7 +61,7 @@ pub struct Script {
 }
 
 impl Render for Script {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {

@@ -4,16 +4,14 @@
 use std::io;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use super::value;
 use crate::duration;
 use crate::error::Error;
 use crate::ops::run::{RunOutcome, RunReport, RunResult};
-use crate::output::{Printer, Render, Role};
+use crate::output::{Json, Printer, Render, Role};
 
 impl Render for RunReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {

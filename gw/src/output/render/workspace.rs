@@ -14,13 +14,13 @@ use crate::ops::delete::{DeleteReport, WorkspaceOutcome};
 use crate::ops::go::{CloseReport, GoReport};
 use crate::ops::list::{ListReport, ListStatusReport, ShowReport, ShowView, WorkspaceView};
 use crate::ops::status::{RepoState, RepoStatus, StatusReport};
-use crate::output::{DataFormat, Printer, Render, Role};
+use crate::output::{DataFormat, Json, Printer, Render, Role};
 use crate::state::Workspace;
 
 // ---- create, delete ----
 
 impl Render for CreateReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -47,7 +47,7 @@ impl Render for CreateReport {
 }
 
 impl Render for DeleteReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -82,7 +82,7 @@ fn date(created_at: &str) -> String {
 }
 
 impl Render for ListReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(&self.view())
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -141,7 +141,7 @@ impl Render for ListReport {
 }
 
 impl Render for ListStatusReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn next_actions(&self) -> Vec<NextAction> {
@@ -214,7 +214,7 @@ impl Render for ListStatusReport {
 }
 
 impl Render for ShowReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(&ShowView {
             workspace: WorkspaceView::of(&self.workspace),
         })
@@ -343,7 +343,7 @@ fn live_branch(r: &RepoStatus) -> String {
 }
 
 impl Render for StatusReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -392,7 +392,7 @@ impl Render for StatusReport {
             DataFormat::Json => {
                 let mut doc = json!({ "workspace": self.workspace, "path": self.path });
                 if let Some(s) = &self.source {
-                    doc["source"] = value(s);
+                    doc["source"] = serde_json::to_value(s).expect("a source serialises");
                 }
                 doc["repos"] = Value::Array(self.repos.iter().map(repo).collect());
                 json_pretty(p, &doc)
@@ -448,7 +448,7 @@ impl Render for StatusReport {
 // ---- go, shell-init, presets ----
 
 impl Render for GoReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn next_actions(&self) -> Vec<NextAction> {
@@ -480,7 +480,7 @@ fn tilde(p: &Path, home: Option<&Path>) -> String {
 }
 
 impl Render for ContextReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -557,7 +557,7 @@ impl Render for ContextReport {
 }
 
 impl Render for CloseReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn text(&self, _: &mut Printer) -> io::Result<()> {
@@ -569,7 +569,7 @@ impl Render for CloseReport {
 }
 
 impl Render for crate::ops::delete::UnlinkReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn text(&self, _: &mut Printer) -> io::Result<()> {
