@@ -23,6 +23,7 @@ pub enum Code {
     NoWorkspaces,
     WorkspaceExists,
     WorktreeExists,
+    BranchConflict,
     WorktreeDirty,
     NotInitialized,
     GitFailed,
@@ -44,6 +45,7 @@ impl Code {
         Code::NoWorkspaces,
         Code::WorkspaceExists,
         Code::WorktreeExists,
+        Code::BranchConflict,
         Code::WorktreeDirty,
         Code::NotInitialized,
         Code::GitFailed,
@@ -63,7 +65,10 @@ impl Code {
             | Code::RepoNotFound
             | Code::PresetNotFound
             | Code::NoWorkspaces => 3,
-            Code::WorkspaceExists | Code::WorktreeExists | Code::WorktreeDirty => 4,
+            Code::WorkspaceExists
+            | Code::WorktreeExists
+            | Code::BranchConflict
+            | Code::WorktreeDirty => 4,
             Code::NotInitialized | Code::GitFailed | Code::HookFailed | Code::CorruptState => 5,
             Code::PermissionDenied => 6,
             Code::Transient => 7,
@@ -81,6 +86,7 @@ impl Code {
             Code::NoWorkspaces => "NO_WORKSPACES",
             Code::WorkspaceExists => "WORKSPACE_EXISTS",
             Code::WorktreeExists => "WORKTREE_EXISTS",
+            Code::BranchConflict => "BRANCH_CONFLICT",
             Code::WorktreeDirty => "WORKTREE_DIRTY",
             Code::NotInitialized => "NOT_INITIALIZED",
             Code::GitFailed => "GIT_FAILED",

@@ -342,6 +342,13 @@ fn delete_one(
     })
 }
 
+/// Removes one repository's worktree (checked beforehand by the caller) and, when grove
+/// created its branch and no work would be lost, the branch: what `gw remove-repo` does
+/// for each repository. Returns the result and an optional warning.
+pub(crate) fn remove_entry(r: &RepoEntry, force: bool) -> (RepoResult, Option<String>) {
+    remove_repo(r, &inspect(r), force)
+}
+
 /// Removes one repository's worktree and, when grove created it and no work would be
 /// lost, its branch. Returns the result and an optional warning.
 fn remove_repo(r: &RepoEntry, i: &Inspection, force: bool) -> (RepoResult, Option<String>) {
