@@ -1,7 +1,14 @@
 //! End-to-end scenarios: the real `gw` against temporary repositories.
 #![allow(clippy::disallowed_methods)]
 
+mod add_remove_repo;
+mod doctor;
+mod plugins;
+mod prune;
+mod rename;
+mod reset;
 mod smoke;
+mod sync;
 
 /// Every file in this directory is declared above, so none is silently skipped.
 #[test]
