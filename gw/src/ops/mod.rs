@@ -24,6 +24,8 @@ pub mod resolve;
 pub mod shell_init;
 pub mod status;
 pub mod sync;
+#[cfg(test)]
+pub(crate) mod testutil;
 
 use std::time::Duration;
 

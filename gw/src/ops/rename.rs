@@ -228,3 +228,75 @@ fn undo(old: &Path, new: &Path, repaired: &[&RepoEntry]) -> Vec<String> {
     }
     problems
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::create::{self, CreateOptions, Selection, SourceFields};
+    use crate::ops::testutil::World;
+
+    #[test]
+    fn a_rename_that_cannot_be_recorded_moves_nothing() {
+        let mut world = World::new(&["api", "web"]);
+        let report = create::create(
+            &world.ctx(),
+            CreateOptions {
+                name: Some("a".into()),
+                branch: "feat/a".into(),
+                selection: Selection::Repos(vec!["api".into(), "web".into()]),
+                track: false,
+                source: SourceFields::default(),
+                replace: false,
+                force: false,
+            },
+        )
+        .unwrap();
+        let old = report.path.clone();
+        let new = old.with_file_name("b");
+        world.env.lock_timeout_ms = Some(50);
+        let ctx = world.ctx();
+        let state_before = ctx.state().unwrap();
+
+        // Another process holds the state lock: the directory and the registrations have
+        // already moved when the state update times out, and must move back.
+        let held =
+            crate::lock::acquire(&ctx.home.state_lock(), crate::lock::DEFAULT_TIMEOUT).unwrap();
+        let err = rename(
+            &ctx,
+            RenameOptions {
+                name: Some("a".into()),
+                to: "b".into(),
+            },
+        )
+        .unwrap_err();
+        drop(held);
+        assert_eq!(err.code, Code::Transient, "{}", err.message);
+        assert_eq!(err.details.as_ref().unwrap()["restored"], true);
+        assert!(old.join("api").is_dir() && !new.exists());
+        assert_eq!(ctx.state().unwrap(), state_before);
+        for repo in ["api", "web"] {
+            let src = git::Repo::open(&world.repos.join(repo)).unwrap();
+            let paths: Vec<_> = src
+                .worktrees()
+                .unwrap()
+                .into_iter()
+                .filter(|w| !w.is_main)
+                .map(|w| (w.path, w.prunable))
+                .collect();
+            assert_eq!(paths, [(old.join(repo), false)], "{repo}");
+            let wt = git::Repo::open(&old.join(repo)).unwrap();
+            assert_eq!(wt.head().unwrap().branch.as_deref(), Some("feat/a"));
+        }
+
+        // Without the contention it goes through.
+        rename(
+            &ctx,
+            RenameOptions {
+                name: Some("a".into()),
+                to: "b".into(),
+            },
+        )
+        .unwrap();
+        assert!(new.join("api").is_dir() && !old.exists());
+    }
+}
