@@ -277,3 +277,28 @@ fn add_repo_outside_a_workspace_needs_a_name() {
             .contains("repositories")
     );
 }
+
+#[test]
+fn create_that_fails_part_way_leaves_no_half_created_repo_either() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    write_executable(
+        &env.repos.join("web/.git/hooks/post-checkout"),
+        "#!/bin/sh\nexit 1\n",
+    );
+    let run = env
+        .gw(&[
+            "create", "feat-x", "-b", "feat/x", "-r", "api,web", "--format", "json",
+        ])
+        .failure();
+    assert_eq!(run.json()["ok"], false);
+    assert_eq!(env.state(), serde_json::json!([]));
+    assert!(!env.workspace_dir().join("feat-x").exists());
+    for r in ["api", "web"] {
+        assert_eq!(
+            env.git(&env.repos.join(r), &["branch", "--list", "feat/x"]),
+            "",
+            "{r}"
+        );
+    }
+    env.assert_git_agrees_with_state();
+}

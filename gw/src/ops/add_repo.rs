@@ -6,7 +6,7 @@
 //! again and state is left untouched, so no half-added repository remains. Setup commands
 //! run for the new repositories after they are recorded.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 
@@ -221,17 +221,15 @@ fn describe(p: &RepoPlan) -> String {
     }
 }
 
-/// Removes what this invocation added: every worktree at a planned path (nothing was
-/// there before, that was checked) and every branch it created. A repository whose own
-/// `git worktree add` failed may still have left a worktree behind (a failing
-/// `post-checkout` hook does that), so it is cleaned up too.
+/// Removes what this invocation added (see [`create::undo_repo`]), including what a
+/// repository whose own `git worktree add` failed may have left behind.
 fn rollback(plans: &[RepoPlan], added: &[Result<()>], branch: &str) -> Vec<RepoResult> {
     plans
         .iter()
         .zip(added)
         .rev()
         .map(|(p, res)| {
-            let problems = undo(p, branch);
+            let problems = create::undo_repo(p, branch);
             let (outcome, detail) = match (res, problems.is_empty()) {
                 (Err(e), true) => (Outcome::Failed, e.message.clone()),
                 (Err(e), false) => (
@@ -259,39 +257,4 @@ fn rollback(plans: &[RepoPlan], added: &[Result<()>], branch: &str) -> Vec<RepoR
         .into_iter()
         .rev()
         .collect()
-}
-
-fn undo(p: &RepoPlan, branch: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    if registered(&p.source, &p.worktree) || fsx::exists(&p.worktree) {
-        if let Err(e) = git::worktree_remove(&p.source, &p.worktree, true) {
-            // Not a registered worktree (or git refused): remove the directory we made.
-            if let Err(e2) = fsx::remove_dir_all(&p.worktree) {
-                problems.push(format!("{e}; {e2}"));
-            }
-        }
-        let _ = git::worktree_prune(&p.source);
-    }
-    let exists = git::Repo::open(&p.source)
-        .ok()
-        .and_then(|r| r.local_branch(branch))
-        .is_some();
-    if !p.preserve_branch
-        && exists
-        && let Err(e) = git::branch_delete(&p.source, branch, true)
-    {
-        problems.push(e.to_string());
-    }
-    problems
-}
-
-fn registered(source: &Path, worktree: &Path) -> bool {
-    let want = fsx::canonical(worktree);
-    git::Repo::open(source)
-        .and_then(|r| r.worktrees())
-        .map(|wts| {
-            wts.iter()
-                .any(|w| !w.is_main && (w.path == worktree || fsx::canonical(&w.path) == want))
-        })
-        .unwrap_or(false)
 }

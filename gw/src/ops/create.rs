@@ -571,27 +571,24 @@ pub(crate) fn add_worktree(r: &RepoPlan, branch: &str) -> Result<()> {
 fn rollback(ctx: &Ctx<'_>, plan: &CreatePlan, added: &[Result<()>]) -> Vec<RepoResult> {
     let mut results: Vec<RepoResult> = Vec::new();
     for (r, res) in plan.repos.iter().zip(added).rev() {
-        let (outcome, detail) = match res {
-            Err(e) => (Outcome::Failed, Some(e.message.clone())),
-            Ok(()) => {
-                let mut problems = Vec::new();
-                if let Err(e) = git::worktree_remove(&r.source, &r.worktree, true) {
-                    problems.push(e.to_string());
-                }
-                if !r.preserve_branch
-                    && let Err(e) = git::branch_delete(&r.source, &plan.branch, true)
-                {
-                    problems.push(e.to_string());
-                }
-                if problems.is_empty() {
-                    (Outcome::RolledBack, None)
-                } else {
-                    (
-                        Outcome::Failed,
-                        Some(format!("rollback failed: {}", problems.join("; "))),
-                    )
-                }
-            }
+        // A repository whose own `git worktree add` failed may still have left a worktree
+        // and a branch behind (a failing `post-checkout` hook does that): undo it too.
+        let problems = undo_repo(r, &plan.branch);
+        let (outcome, detail) = match (res, problems.is_empty()) {
+            (Err(e), true) => (Outcome::Failed, Some(e.message.clone())),
+            (Err(e), false) => (
+                Outcome::Failed,
+                Some(format!(
+                    "{}; cleanup failed: {}",
+                    e.message,
+                    problems.join("; ")
+                )),
+            ),
+            (Ok(()), true) => (Outcome::RolledBack, None),
+            (Ok(()), false) => (
+                Outcome::Failed,
+                Some(format!("rollback failed: {}", problems.join("; "))),
+            ),
         };
         results.push(RepoResult {
             repo: r.name.clone(),
@@ -609,6 +606,45 @@ fn rollback(ctx: &Ctx<'_>, plan: &CreatePlan, added: &[Result<()>]) -> Vec<RepoR
         ));
     }
     results
+}
+
+/// Removes what adding `r` created: the worktree at its planned path (nothing was there
+/// before; the plan checked) and the branch, unless it existed before. Returns what could
+/// not be undone.
+pub(crate) fn undo_repo(r: &RepoPlan, branch: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if registered(&r.source, &r.worktree) || fsx::exists(&r.worktree) {
+        if let Err(e) = git::worktree_remove(&r.source, &r.worktree, true) {
+            // Not a registered worktree (or git refused): remove the directory it made.
+            if let Err(e2) = fsx::remove_dir_all(&r.worktree) {
+                problems.push(format!("{e}; {e2}"));
+            }
+        }
+        let _ = git::worktree_prune(&r.source);
+    }
+    let exists = git::Repo::open(&r.source)
+        .ok()
+        .and_then(|repo| repo.local_branch(branch))
+        .is_some();
+    if !r.preserve_branch
+        && exists
+        && let Err(e) = git::branch_delete(&r.source, branch, true)
+    {
+        problems.push(e.to_string());
+    }
+    problems
+}
+
+/// Whether `worktree` is registered as a linked worktree of `source`.
+fn registered(source: &Path, worktree: &Path) -> bool {
+    let want = fsx::canonical(worktree);
+    git::Repo::open(source)
+        .and_then(|r| r.worktrees())
+        .map(|wts| {
+            wts.iter()
+                .any(|w| !w.is_main && (w.path == worktree || fsx::canonical(&w.path) == want))
+        })
+        .unwrap_or(false)
 }
 
 /// Runs the setup commands of `repos` in their new worktrees, in parallel.
