@@ -276,6 +276,7 @@ fn add_repo_outside_a_workspace_needs_a_name() {
             .unwrap()
             .contains("repositories")
     );
+    env.assert_git_agrees_with_state();
 }
 
 #[test]

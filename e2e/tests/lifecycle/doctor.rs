@@ -190,4 +190,5 @@ fn doctor_reports_unreadable_files_and_never_overwrites_them() {
     );
     env.gw(&["doctor", "--fix"]).success();
     assert_eq!(std::fs::read_to_string(&config).unwrap(), "repo_dirs = [\n");
+    env.assert_git_agrees_with_state();
 }

@@ -78,6 +78,7 @@ fn plugin_on_path_runs_and_the_plugins_dir_wins() {
             ("onpath".to_string(), "path".to_string())
         ]
     );
+    env.assert_git_agrees_with_state();
 }
 
 #[test]
@@ -93,6 +94,7 @@ fn unknown_command_without_plugin_is_usage_naming_the_nearest_commands() {
     assert_eq!(run.stdout, "");
     let run = env.gw(&["../evil", "--format", "json"]).code(2);
     assert_eq!(run.error_code(), "USAGE");
+    env.assert_git_agrees_with_state();
 }
 
 #[test]
@@ -170,4 +172,5 @@ fn plugin_install_list_remove() {
         .code(2);
     assert_eq!(run.error_code(), "USAGE");
     env.gw(&["tool"]).code(2);
+    env.assert_git_agrees_with_state();
 }

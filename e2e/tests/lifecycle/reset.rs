@@ -111,4 +111,5 @@ fn reset_fails_when_a_repo_cannot_go_back() {
     assert_eq!(repo(&doc["result"], "api")["outcome"], "ready");
     assert_eq!(env.git(&web, &["branch", "--show-current"]), "wander");
     env.gw(&["reset", "feat-x"]).code(5);
+    env.assert_git_agrees_with_state();
 }
