@@ -303,7 +303,9 @@ pub fn install(ctx: &Ctx<'_>, opts: InstallOptions) -> Result<PluginReport> {
         }
         (local, opts.name.clone())
     } else if opts.source.starts_with("https://") || opts.source.starts_with("http://") {
-        let dest = stage.join("download");
+        // Keep the URL's file name: the plugin is named after it (`…/gw-foo` is `foo`).
+        let file = url_file_name(&opts.source).unwrap_or_else(|| "download".into());
+        let dest = stage.join(file);
         download(&opts.source, &dest, stage)?;
         (dest, opts.name.clone())
     } else if let Some((owner, repo)) = github_repo(&opts.source) {
@@ -509,6 +511,18 @@ pub fn check_platform(bytes: &[u8]) -> std::result::Result<(), String> {
     Err("it is neither a binary for this platform nor a `#!` script".into())
 }
 
+/// The last path segment of a URL, when it is a safe file name.
+fn url_file_name(url: &str) -> Option<String> {
+    let path = url.split(['?', '#']).next()?;
+    let last = path.rsplit('/').next()?;
+    let ok = !last.is_empty()
+        && !last.starts_with('.')
+        && last
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    ok.then(|| last.to_string())
+}
+
 /// `OWNER/REPO` or `github.com/OWNER/REPO`.
 fn github_repo(s: &str) -> Option<(String, String)> {
     let s = s
@@ -539,8 +553,19 @@ fn download(url: &str, dest: &Path, cwd: &Path) -> Result<()> {
 }
 
 fn download_error(url: &str, e: crate::proc::Error) -> Error {
-    Error::new(Code::Transient, format!("cannot download `{url}`: {e}"))
-        .with_fix("Check the URL and the network connection (grove downloads with `curl`)")
+    use crate::proc::{Error as P, Status};
+    let message = format!("cannot download `{url}`: {e}");
+    match &e {
+        P::Spawn { .. } => Error::new(Code::Internal, message)
+            .with_fix("grove downloads plugins with `curl`; install it, or download the file yourself and install it from its path"),
+        // curl's "the server answered with an HTTP error" (404, 403, …): retrying will not help.
+        P::Failed {
+            status: Status::Exited(22),
+            ..
+        } => Error::usage(message).with_fix("Check the URL, or the repository's releases"),
+        P::Failed { .. } => Error::new(Code::Transient, message)
+            .with_fix("Check the network connection and retry"),
+    }
 }
 
 /// Downloads the latest release asset of `owner/repo` for this platform. Returns the file
@@ -655,6 +680,11 @@ mod tests {
             Some(("acme".into(), "gw-code".into()))
         );
         assert_eq!(github_repo("a/b/c"), None);
+        assert_eq!(
+            url_file_name("https://example.com/dl/gw-foo?x=1").as_deref(),
+            Some("gw-foo")
+        );
+        assert_eq!(url_file_name("https://example.com/"), None);
         assert_eq!(github_repo("nope"), None);
     }
 }
