@@ -38,6 +38,9 @@ pub struct RenameReport {
     pub count: usize,
     #[serde(skip)]
     pub warnings: Vec<String>,
+    /// The current directory was inside the workspace: where it is now.
+    #[serde(skip)]
+    pub cwd_moved_to: Option<PathBuf>,
 }
 
 impl RenameReport {
@@ -177,6 +180,12 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
             detail: None,
         })
         .collect();
+    let cwd_moved_to = ctx
+        .env
+        .cwd
+        .strip_prefix(&ws.path)
+        .ok()
+        .map(|rel| new_path.join(rel));
     Ok(RenameReport {
         from: ws.name.clone(),
         name: to.to_string(),
@@ -187,6 +196,7 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
         count: repos.len(),
         repos,
         warnings,
+        cwd_moved_to,
     })
 }
 

@@ -158,7 +158,17 @@ impl Render for RenameReport {
                 self.name,
                 self.path.display()
             ),
-        )
+        )?;
+        if let Some(cwd) = &self.cwd_moved_to {
+            p.message(
+                Role::Hint,
+                &format!(
+                    "your shell is still in the old directory: `cd {}`",
+                    crate::proc::shell_quote(&cwd.to_string_lossy())
+                ),
+            )?;
+        }
+        Ok(())
     }
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
