@@ -561,3 +561,60 @@ pub fn have(program: impl AsRef<OsStr>) -> bool {
         .map(|s| s.success())
         .unwrap_or(false)
 }
+
+/// Validation of machine-mode output against the published schemas in `docs/schema/`.
+pub mod schema {
+    use std::collections::HashMap;
+    use std::path::Path;
+    use std::sync::{Mutex, OnceLock};
+
+    use serde_json::Value;
+
+    fn load(name: &str) -> Value {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../docs/schema")
+            .join(format!("{name}.json"));
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        serde_json::from_str(&text).expect("schema is JSON")
+    }
+
+    /// Asserts that `value` is valid against the schema `name`.
+    #[track_caller]
+    pub fn validate(name: &str, value: &Value) {
+        static CACHE: OnceLock<Mutex<HashMap<String, Value>>> = OnceLock::new();
+        let schema = {
+            let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
+            cache
+                .entry(name.to_string())
+                .or_insert_with(|| load(name))
+                .clone()
+        };
+        let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+        let errors: Vec<String> = validator
+            .iter_errors(value)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "output does not match docs/schema/{name}.json:\n{}\n{}",
+            errors.join("\n"),
+            serde_json::to_string_pretty(value).unwrap()
+        );
+    }
+}
+
+impl Run {
+    /// stdout as one envelope, validated against `docs/schema/envelope.json`, with its
+    /// `result` (when present) validated against `docs/schema/<result_schema>.json` (pass
+    /// `"envelope"` to check the envelope alone).
+    #[track_caller]
+    pub fn envelope(&self, result_schema: &str) -> Value {
+        let v = self.json();
+        schema::validate("envelope", &v);
+        if let Some(r) = v.get("result").filter(|_| result_schema != "envelope") {
+            schema::validate(result_schema, r);
+        }
+        v
+    }
+}

@@ -7,6 +7,7 @@ use crate::proc::shell_quote;
 /// What running a suggested command would do, so an agent can skip destructive ones
 /// without parsing the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Effect {
     Read,
@@ -16,6 +17,7 @@ pub enum Effect {
 
 /// A complete command an agent or a person can run as written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct NextAction {
     pub description: String,
     /// The shell line, with every argument quoted where needed.

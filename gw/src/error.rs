@@ -13,6 +13,7 @@ use crate::action::NextAction;
 /// A stable, machine-readable error code (SPEC §5). Agents branch on these, never on
 /// messages; renaming one or moving it to another exit class is a breaking change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Code {
     Internal,
@@ -251,7 +252,11 @@ impl From<crate::config::Error> for Error {
         match e {
             C::Io(io) => io.into(),
             C::NotInitialized { .. } => Error::new(Code::NotInitialized, "grove is not initialized")
-                .with_fix("Run `gw init <repo-dir>` to point grove at the directory holding your repositories"),
+                .with_fix("Run `gw init <repo-dir>` to point grove at the directory holding your repositories")
+                .with_action(NextAction::read(
+                    "See grove's state and a suggested init command",
+                    &["gw", "context", "--format", "json"],
+                )),
             C::Invalid { .. } => Error::new(Code::CorruptState, e.to_string())
                 .with_fix("Fix the file by hand or run `gw doctor`; grove never overwrites a file it cannot read"),
             C::RepoConfig { .. } => Error::new(Code::CorruptState, e.to_string())

@@ -20,5 +20,6 @@ pub mod ops;
 pub mod output;
 pub mod parallel;
 pub mod proc;
+pub mod schema;
 pub mod state;
 pub mod time;

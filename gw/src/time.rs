@@ -8,12 +8,24 @@ use jiff::{Timestamp, Zoned};
 /// Now, as the Go grove writes `created_at`: local time, microseconds, no zone
 /// (`2026-05-01T09:30:12.123456`).
 pub fn now_local() -> String {
-    Zoned::now().strftime("%Y-%m-%dT%H:%M:%S%.6f").to_string()
+    local(Timestamp::now())
+}
+
+/// `t` in the Go grove's `created_at` layout (local wall-clock time).
+pub fn local(t: Timestamp) -> String {
+    Zoned::new(t, TimeZone::system())
+        .strftime("%Y-%m-%dT%H:%M:%S%.6f")
+        .to_string()
 }
 
 /// Now in UTC, RFC 3339 (`2026-05-01T07:30:12Z`).
 pub fn now_utc() -> String {
-    Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    utc(Timestamp::now())
+}
+
+/// `t` as RFC 3339 UTC with whole seconds.
+pub fn utc(t: Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 /// Reads a `created_at` written by either grove: local wall-clock time with or without a
@@ -32,7 +44,7 @@ pub fn parse_created_at(s: &str) -> Option<Timestamp> {
 
 /// `created_at` as RFC 3339 UTC, or `None` when it cannot be read.
 pub fn created_at_utc(s: &str) -> Option<String> {
-    parse_created_at(s).map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+    parse_created_at(s).map(utc)
 }
 
 #[cfg(test)]

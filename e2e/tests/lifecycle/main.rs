@@ -2,6 +2,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod add_remove_repo;
+mod contract;
 mod doctor;
 mod plugins;
 mod prune;

@@ -8,9 +8,11 @@ use super::commands::cleanup::{DoctorArgs, PruneArgs};
 use super::commands::daily::{AddRepoArgs, RemoveRepoArgs, RenameArgs, ResetArgs, SyncArgs};
 use super::commands::plugin::PluginArgs;
 use super::commands::setup::{
-    AddDirArgs, CompletionsArgs, InitArgs, PresetArgs, RemoveDirArgs, ShellInitArgs,
+    AddDirArgs, CompletionsArgs, InitArgs, PresetArgs, RemoveDirArgs, SchemaArgs, ShellInitArgs,
 };
-use super::commands::workspace::{CreateArgs, DeleteArgs, GoArgs, ListArgs, StatusArgs, WsArgs};
+use super::commands::workspace::{
+    ContextArgs, CreateArgs, DeleteArgs, GoArgs, ListArgs, StatusArgs, WsArgs,
+};
 use crate::output::DataFormat;
 
 /// grove: one directory per feature, with a git worktree of each repository it spans
@@ -51,6 +53,8 @@ pub enum Command {
     Repos(DataArgs),
     /// Create a workspace: a worktree of each repository, all on one branch
     Create(CreateArgs),
+    /// Show where you are: configuration, workspaces, and the current workspace's live state
+    Context(ContextArgs),
     /// List workspaces
     #[command(visible_alias = "ls")]
     List(ListArgs),
@@ -69,6 +73,8 @@ pub enum Command {
     Preset(PresetArgs),
     /// Print a shell completion script
     Completions(CompletionsArgs),
+    /// Print the JSON Schemas of machine-mode output (the envelope and each command's result)
+    Schema(SchemaArgs),
     /// Rebase every repository of a workspace onto its base branch
     Sync(SyncArgs),
     /// Put every repository back on the workspace's branch, then sync it

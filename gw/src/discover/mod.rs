@@ -23,6 +23,7 @@ pub const MAX_DEPTH: usize = 3;
 
 /// A repository grove can put in a workspace.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Repo {
     /// The directory name; what `-r` refers to.
     pub name: String,

@@ -110,10 +110,12 @@ impl RepoPlan {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CreateReport {
     pub name: String,
     pub path: PathBuf,
     pub branch: String,
+    /// RFC 3339, UTC.
     pub created_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<Source>,
@@ -131,6 +133,7 @@ pub struct CreateReport {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SetupResult {
     pub repo: String,
     pub status: SetupStatus,
@@ -490,7 +493,8 @@ pub fn execute(ctx: &Ctx<'_>, config: &Config, plan: CreatePlan) -> Result<Creat
             .with_details(serde_json::json!({ "workspace": plan.name, "repos": results })));
     }
 
-    let created_at = crate::time::now_local();
+    let now = jiff::Timestamp::now();
+    let created_at = crate::time::local(now);
     let ws = Workspace {
         name: plan.name.clone(),
         path: plan.path.clone(),
@@ -547,7 +551,7 @@ pub fn execute(ctx: &Ctx<'_>, config: &Config, plan: CreatePlan) -> Result<Creat
         name: plan.name,
         path: plan.path,
         branch: plan.branch,
-        created_at,
+        created_at: crate::time::utc(now),
         source: plan.source,
         blueprint: plan.blueprint,
         count: repos.len(),

@@ -28,6 +28,7 @@ pub struct DeleteOptions {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct DeleteReport {
     pub deleted: Vec<Deletion>,
     pub count: usize,
@@ -39,11 +40,11 @@ pub struct DeleteReport {
 
 /// What happened to one workspace.
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Deletion {
     pub name: String,
     pub path: PathBuf,
-    /// `deleted`, or `failed` (see `error`).
-    pub outcome: &'static str,
+    pub outcome: WorkspaceOutcome,
     pub repos: Vec<RepoResult>,
     /// The state entry was removed. False when something failed and the entry was kept
     /// so the delete can be retried.
@@ -52,7 +53,17 @@ pub struct Deletion {
     pub error: Option<DeletionError>,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum WorkspaceOutcome {
+    Deleted,
+    /// Not (fully) deleted; see `error` and the repositories' outcomes.
+    Failed,
+}
+
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct DeletionError {
     pub code: Code,
     pub message: String,
@@ -111,7 +122,7 @@ pub fn delete(ctx: &Ctx<'_>, opts: DeleteOptions) -> Result<DeleteReport> {
                 report.deleted.push(Deletion {
                     name: name.clone(),
                     path: PathBuf::new(),
-                    outcome: "failed",
+                    outcome: WorkspaceOutcome::Failed,
                     repos: Vec::new(),
                     state_removed: false,
                     error: Some(DeletionError {
@@ -126,7 +137,7 @@ pub fn delete(ctx: &Ctx<'_>, opts: DeleteOptions) -> Result<DeleteReport> {
         let hook = config.hooks.get(HookKind::PreDelete);
         match delete_one(ctx, &ws, hook, opts.force, &mut report.warnings) {
             Ok(d) => {
-                if d.outcome == "failed" {
+                if d.outcome == WorkspaceOutcome::Failed {
                     let failed: Vec<&RepoResult> = d
                         .repos
                         .iter()
@@ -149,7 +160,7 @@ pub fn delete(ctx: &Ctx<'_>, opts: DeleteOptions) -> Result<DeleteReport> {
                 report.deleted.push(Deletion {
                     name: ws.name.clone(),
                     path: ws.path.clone(),
-                    outcome: "failed",
+                    outcome: WorkspaceOutcome::Failed,
                     repos: Vec::new(),
                     state_removed: false,
                     error: Some(DeletionError {
@@ -335,7 +346,11 @@ fn delete_one(
     Ok(Deletion {
         name: ws.name.clone(),
         path: ws.path.clone(),
-        outcome: if all_removed { "deleted" } else { "failed" },
+        outcome: if all_removed {
+            WorkspaceOutcome::Deleted
+        } else {
+            WorkspaceOutcome::Failed
+        },
         repos,
         state_removed: all_removed,
         error: None,

@@ -9,15 +9,24 @@ use crate::error::{Error, Result};
 use crate::ops::Ctx;
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct DirReport {
     /// The directory added or removed.
     pub dir: PathBuf,
-    /// `added`, `already_present` or `removed`.
-    pub outcome: &'static str,
+    pub outcome: DirOutcome,
     pub repo_dirs: Vec<PathBuf>,
     /// Repositories found in `dir` (for `add-dir`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repos_found: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DirOutcome {
+    Added,
+    AlreadyPresent,
+    Removed,
 }
 
 /// Resolves each path and checks that it is an existing directory.
@@ -42,13 +51,13 @@ pub fn add_dir(ctx: &Ctx<'_>, dir: &Path) -> Result<DirReport> {
     let mut config = ctx.config()?;
     let dir = check_dirs(ctx, &[dir.to_path_buf()])?.remove(0);
     let outcome = if config.repo_dirs.contains(&dir) {
-        "already_present"
+        DirOutcome::AlreadyPresent
     } else {
         let mut all = config.repo_dirs.clone();
         all.push(dir.clone());
         config.set_repo_dirs(all);
         config.save()?;
-        "added"
+        DirOutcome::Added
     };
     let found = discover::discover(&ctx.home, std::slice::from_ref(&dir), &config.workspace_dir);
     Ok(DirReport {
@@ -81,7 +90,7 @@ pub fn remove_dir(ctx: &Ctx<'_>, dir: &Path) -> Result<DirReport> {
     config.save()?;
     Ok(DirReport {
         dir: abs,
-        outcome: "removed",
+        outcome: DirOutcome::Removed,
         repo_dirs: config.repo_dirs.clone(),
         repos_found: None,
     })

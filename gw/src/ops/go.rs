@@ -11,6 +11,7 @@ use crate::ops::hooks::{self, Vars};
 use crate::ops::{Ctx, delete, resolve};
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct GoReport {
     /// The workspace, or `null` for `--back` outside a workspace.
     pub workspace: Option<String>,
@@ -62,6 +63,18 @@ pub fn back_candidates(ctx: &Ctx<'_>, name: Option<&str>) -> Result<Vec<PathBuf>
         );
     }
     Ok(out)
+}
+
+/// `gw go -c` on its own.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct CloseReport {
+    /// The workspace being left, if the current directory is in one.
+    pub workspace: Option<String>,
+    /// Always `on_close`.
+    pub hook: &'static str,
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// `gw go -c`: fires the `on_close` hook for the workspace being left.

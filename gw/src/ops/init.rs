@@ -11,6 +11,7 @@ use crate::fsx;
 use crate::ops::{Ctx, dirs};
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct InitReport {
     pub config_path: PathBuf,
     pub repo_dirs: Vec<PathBuf>,

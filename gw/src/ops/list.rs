@@ -1,6 +1,7 @@
 //! `gw list`: the workspaces in `state.json`; with `--status`, a summary of each one's
 //! worktrees. Without `--status` no repository is opened.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -10,15 +11,98 @@ use crate::error::Result;
 use crate::git;
 use crate::ops::Ctx;
 use crate::parallel;
-use crate::state::{RepoEntry, Workspace};
+use crate::state::{Blueprint, RepoEntry, Source, Workspace};
 
-#[derive(Debug, Serialize)]
+/// The workspaces as recorded; `result()` shows them as [`WorkspaceView`]s and `--json`
+/// as the Go grove's state objects.
+#[derive(Debug)]
 pub struct ListReport {
     pub workspaces: Vec<Workspace>,
+}
+
+/// `gw list --format json`'s result.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct ListView {
+    pub workspaces: Vec<WorkspaceView>,
     pub count: usize,
 }
 
+/// A workspace as machine-mode results show it: absolute paths, an RFC 3339 UTC
+/// `created_at`, and counts beside lists.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct WorkspaceView {
+    pub name: String,
+    pub path: PathBuf,
+    pub branch: String,
+    /// RFC 3339, UTC; `null` when the recorded time cannot be read (see `unknown`).
+    pub created_at: Option<String>,
+    pub repos: Vec<RepoView>,
+    pub repo_count: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blueprint: Option<Blueprint>,
+    /// For each field that is `null` because it could not be determined, the reason.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unknown: BTreeMap<&'static str, String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct RepoView {
+    pub repo: String,
+    pub branch: String,
+    /// The worktree.
+    pub path: PathBuf,
+    pub source_repo: PathBuf,
+    /// The branch existed before the workspace used it; deleting the workspace keeps it.
+    pub preserve_branch: bool,
+}
+
+impl WorkspaceView {
+    pub fn of(w: &Workspace) -> WorkspaceView {
+        let created_at = crate::time::created_at_utc(&w.created_at);
+        let mut unknown = BTreeMap::new();
+        if created_at.is_none() {
+            unknown.insert(
+                "created_at",
+                format!("unreadable recorded time {:?}", w.created_at),
+            );
+        }
+        WorkspaceView {
+            name: w.name.clone(),
+            path: w.path.clone(),
+            branch: w.branch.clone(),
+            created_at,
+            repos: w
+                .repos
+                .iter()
+                .map(|r| RepoView {
+                    repo: r.repo_name.clone(),
+                    branch: r.branch.clone(),
+                    path: r.worktree_path.clone(),
+                    source_repo: r.source_repo.clone(),
+                    preserve_branch: r.preserve_branch,
+                })
+                .collect(),
+            repo_count: w.repos.len(),
+            source: w.source.clone(),
+            blueprint: w.blueprint.clone(),
+            unknown,
+        }
+    }
+}
+
 impl ListReport {
+    pub fn view(&self) -> ListView {
+        ListView {
+            workspaces: self.workspaces.iter().map(WorkspaceView::of).collect(),
+            count: self.workspaces.len(),
+        }
+    }
+
     pub fn next_actions(&self) -> Vec<NextAction> {
         match self.workspaces.first() {
             Some(ws) => vec![NextAction::read(
@@ -37,13 +121,13 @@ pub fn list(ctx: &Ctx<'_>) -> Result<ListReport> {
     ctx.config()?;
     let state = ctx.state()?;
     Ok(ListReport {
-        count: state.workspaces.len(),
         workspaces: state.workspaces,
     })
 }
 
 /// A workspace with its worktrees summarised.
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Summary {
     pub name: String,
     pub branch: String,
@@ -55,10 +139,12 @@ pub struct Summary {
     pub clean: usize,
     pub modified: usize,
     pub errors: usize,
-    pub created_at: String,
+    /// RFC 3339, UTC; `null` when unreadable.
+    pub created_at: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ListStatusReport {
     pub workspaces: Vec<Summary>,
     pub count: usize,
@@ -107,7 +193,7 @@ pub fn list_status(ctx: &Ctx<'_>) -> Result<ListStatusReport> {
                 clean,
                 modified,
                 errors,
-                created_at: w.created_at.clone(),
+                created_at: crate::time::created_at_utc(&w.created_at),
             }
         })
         .collect();
@@ -117,10 +203,17 @@ pub fn list_status(ctx: &Ctx<'_>) -> Result<ListStatusReport> {
     })
 }
 
-/// `gw ws show NAME`.
-#[derive(Debug, Serialize)]
+/// `gw ws show NAME`: the workspace as recorded.
+#[derive(Debug)]
 pub struct ShowReport {
     pub workspace: Workspace,
+}
+
+/// `gw ws show --format json`'s result.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct ShowView {
+    pub workspace: WorkspaceView,
 }
 
 pub fn show(ctx: &Ctx<'_>, name: Option<&str>) -> Result<ShowReport> {

@@ -4,6 +4,7 @@
 
 pub mod add_repo;
 pub mod clone;
+pub mod context;
 pub mod create;
 pub mod delete;
 pub mod dirs;
@@ -21,6 +22,7 @@ pub mod rename;
 pub mod repos;
 pub mod reset;
 pub mod resolve;
+pub mod schema;
 pub mod shell_init;
 pub mod status;
 pub mod sync;
@@ -90,6 +92,7 @@ impl<'a> Ctx<'a> {
 
 /// What happened to one repository in a command that touches several.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// create: the worktree (and possibly its branch) was created.
@@ -157,6 +160,7 @@ impl Outcome {
 
 /// One repository's result: `{repo, outcome, branch, path, detail?}`.
 #[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RepoResult {
     pub repo: String,
     pub outcome: Outcome,

@@ -9,19 +9,31 @@ use crate::ops::create::preset_not_found;
 use crate::ops::{Ctx, names, repos};
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Preset {
     pub name: String,
     pub repos: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PresetReport {
     pub preset: Preset,
-    /// `added`, `updated`, `removed` or `shown`.
-    pub outcome: &'static str,
+    pub outcome: PresetOutcome,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum PresetOutcome {
+    Added,
+    Updated,
+    Removed,
+    Shown,
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PresetListReport {
     pub presets: Vec<Preset>,
     pub count: usize,
@@ -58,9 +70,9 @@ pub fn add(ctx: &Ctx<'_>, name: &str, entries: &[String]) -> Result<PresetReport
         );
     }
     let outcome = if config.presets.contains_key(name) {
-        "updated"
+        PresetOutcome::Updated
     } else {
-        "added"
+        PresetOutcome::Added
     };
     config.set_preset(name, &list);
     config.save()?;
@@ -100,7 +112,7 @@ pub fn show(ctx: &Ctx<'_>, name: &str) -> Result<PresetReport> {
             name: name.to_string(),
             repos: repos.clone(),
         },
-        outcome: "shown",
+        outcome: PresetOutcome::Shown,
     })
 }
 
@@ -118,6 +130,6 @@ pub fn remove(ctx: &Ctx<'_>, name: &str) -> Result<PresetReport> {
             name: name.to_string(),
             repos,
         },
-        outcome: "removed",
+        outcome: PresetOutcome::Removed,
     })
 }

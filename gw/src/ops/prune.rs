@@ -136,7 +136,7 @@ pub fn prune(ctx: &Ctx<'_>, opts: PruneOptions) -> Result<PruneReport> {
             continue;
         };
         c.repos = d.repos.clone();
-        if d.outcome == "deleted" {
+        if d.outcome == delete::WorkspaceOutcome::Deleted {
             c.outcome = Some(Outcome::Deleted);
         } else {
             c.outcome = Some(Outcome::Failed);

@@ -12,6 +12,7 @@ use crate::git;
 use crate::ops::Ctx;
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ReposReport {
     pub repos: Vec<Repo>,
     pub count: usize,

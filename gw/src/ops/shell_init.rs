@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 pub const SHELLS: &[&str] = &["bash", "zsh", "fish", "nu"];
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ShellInitReport {
     pub shell: String,
     pub script: String,

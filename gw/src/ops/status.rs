@@ -1,6 +1,7 @@
 //! `gw status`: the live state of every worktree in a workspace, read in-process with gix,
 //! repositories in parallel.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -11,9 +12,10 @@ use crate::error::Result;
 use crate::git;
 use crate::ops::{Ctx, resolve};
 use crate::parallel;
-use crate::state::{Blueprint, RepoEntry, SetupRecord, Source, Workspace};
+use crate::state::{Blueprint, RepoEntry, SetupStatus, Source, Workspace};
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct StatusReport {
     pub workspace: String,
     pub path: PathBuf,
@@ -28,6 +30,7 @@ pub struct StatusReport {
 
 /// One worktree's live state.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RepoStatus {
     pub repo: String,
     /// The worktree.
@@ -41,8 +44,7 @@ pub struct RepoStatus {
     pub head: Option<String>,
     /// An operation in progress (`rebase`, `merge`, …).
     pub in_progress: Option<String>,
-    /// `clean`, `dirty`, `missing` or `error`.
-    pub state: &'static str,
+    pub state: RepoState,
     /// Number of changed paths (staged, modified, untracked and conflicted).
     pub changed: usize,
     pub staged: usize,
@@ -56,10 +58,69 @@ pub struct RepoStatus {
     pub behind: Option<usize>,
     pub base_branch: Option<String>,
     pub remote: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub setup: Option<SetupRecord>,
+    /// Whether the repository's `.grove.toml` setup commands succeeded when the workspace
+    /// was created.
+    pub preparation: Preparation,
     /// Why the state could not be read.
     pub error: Option<String>,
+    /// For each field that is `null` because it could not be determined, the reason.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unknown: BTreeMap<&'static str, String>,
+}
+
+/// What a worktree looks like right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum RepoState {
+    /// No uncommitted changes.
+    Clean,
+    /// Staged, modified, conflicted or untracked files.
+    Dirty,
+    /// The worktree directory does not exist.
+    Missing,
+    /// The worktree could not be read (see `error`).
+    Error,
+}
+
+/// How a repository's setup commands ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum PrepStatus {
+    Ready,
+    Failed,
+    /// No setup commands, or none recorded.
+    None,
+}
+
+/// The recorded result of a repository's setup commands.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Preparation {
+    pub status: PrepStatus,
+    /// For `failed`: the command and the last lines of its output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl Preparation {
+    fn of(r: &RepoEntry) -> Preparation {
+        match &r.setup {
+            Some(s) if s.status == SetupStatus::Ready => Preparation {
+                status: PrepStatus::Ready,
+                detail: None,
+            },
+            Some(s) => Preparation {
+                status: PrepStatus::Failed,
+                detail: s.detail.clone(),
+            },
+            None => Preparation {
+                status: PrepStatus::None,
+                detail: None,
+            },
+        }
+    }
 }
 
 impl StatusReport {
@@ -107,7 +168,7 @@ pub fn repo_status(r: &RepoEntry) -> RepoStatus {
         recorded_branch: r.branch.clone(),
         head: None,
         in_progress: None,
-        state: "error",
+        state: RepoState::Error,
         changed: 0,
         staged: 0,
         modified: 0,
@@ -118,12 +179,19 @@ pub fn repo_status(r: &RepoEntry) -> RepoStatus {
         behind: None,
         base_branch: None,
         remote: None,
-        setup: r.setup.clone(),
+        preparation: Preparation::of(r),
         error: None,
+        unknown: BTreeMap::new(),
+    };
+    let unknown_all = |s: &mut RepoStatus, why: &str| {
+        for f in ["head", "ahead", "behind", "base_branch"] {
+            s.unknown.insert(f, why.to_string());
+        }
     };
     if !r.worktree_path.is_dir() {
-        s.state = "missing";
+        s.state = RepoState::Missing;
         s.error = Some("worktree directory is missing".into());
+        unknown_all(&mut s, "the worktree directory is missing");
         return s;
     }
     let base = RepoConfig::load(&r.source_repo)
@@ -141,17 +209,44 @@ pub fn repo_status(r: &RepoEntry) -> RepoStatus {
             s.untracked = st.changes.untracked;
             s.conflicted = st.changes.conflicted;
             s.state = if st.changes.is_clean() {
-                "clean"
+                RepoState::Clean
             } else {
-                "dirty"
+                RepoState::Dirty
             };
             s.changes = st.changes.lines;
             s.ahead = st.ahead_behind.map(|(a, _)| a);
             s.behind = st.ahead_behind.map(|(_, b)| b);
+            if s.head.is_none() {
+                s.unknown
+                    .insert("head", "the branch has no commits yet".into());
+            }
+            match &st.base {
+                None => {
+                    let why = match &base {
+                        Some(b) => format!(
+                            "the configured base branch `{b}` exists neither on origin nor locally"
+                        ),
+                        None => {
+                            "no origin/HEAD, origin/main, origin/master, main or master".to_string()
+                        }
+                    };
+                    s.unknown.insert("base_branch", why.clone());
+                    s.unknown.insert("ahead", format!("no base branch: {why}"));
+                    s.unknown.insert("behind", format!("no base branch: {why}"));
+                }
+                Some(_) if s.ahead.is_none() => {
+                    s.unknown.insert("ahead", "HEAD has no commits".into());
+                    s.unknown.insert("behind", "HEAD has no commits".into());
+                }
+                Some(_) => {}
+            }
             s.base_branch = st.base.map(|b| b.name);
             s.remote = st.remote;
         }
-        Err(e) => s.error = Some(e.to_string()),
+        Err(e) => {
+            unknown_all(&mut s, &e.to_string());
+            s.error = Some(e.to_string());
+        }
     }
     s
 }

@@ -1,37 +1,77 @@
 //! The machine envelope (SPEC §5): `{ok, schemaVersion, result | error, fix?, warnings?,
 //! next_actions}`.
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::action::NextAction;
-use crate::error::Error;
+use crate::error::{Code, Error};
 
 /// Bumped only for incompatible changes (see `docs/agent-cli.md`).
 pub const SCHEMA_VERSION: u32 = 1;
 
-pub fn envelope_ok(result: Value, warnings: &[String], next_actions: &[NextAction]) -> Value {
+/// The one JSON document machine mode prints on stdout.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Envelope {
+    pub ok: bool,
+    #[serde(rename = "schemaVersion")]
+    pub schema_version: u32,
+    /// The command's result (see `gw schema <command>`); present when `ok`, and also on a
+    /// partial failure, where it shows what happened to each part.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorBody>,
+    /// How to fix the error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+    /// Degraded but successful work (also printed on stderr).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub warnings: Vec<String>,
+    /// Safe, relevant commands to run next; always present, possibly empty.
+    pub next_actions: Vec<NextAction>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct ErrorBody {
+    /// Stable; branch on this, never on `message`.
+    pub code: Code,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+pub fn envelope_ok(result: Value, warnings: &[String], next_actions: &[NextAction]) -> Envelope {
     let result = if result.is_null() {
         Value::Object(Map::new())
     } else {
         result
     };
-    let mut doc = json!({ "ok": true, "schemaVersion": SCHEMA_VERSION, "result": result });
-    if !warnings.is_empty() {
-        doc["warnings"] = json!(warnings);
+    Envelope {
+        ok: true,
+        schema_version: SCHEMA_VERSION,
+        result: Some(result),
+        error: None,
+        fix: None,
+        warnings: warnings.to_vec(),
+        next_actions: next_actions.to_vec(),
     }
-    doc["next_actions"] = json!(next_actions);
-    doc
 }
 
-pub fn envelope_error(e: &Error) -> Value {
-    let mut error = json!({ "code": e.code, "message": e.message });
-    if let Some(d) = &e.details {
-        error["details"] = d.clone();
+pub fn envelope_error(e: &Error) -> Envelope {
+    Envelope {
+        ok: false,
+        schema_version: SCHEMA_VERSION,
+        result: None,
+        error: Some(ErrorBody {
+            code: e.code,
+            message: e.message.clone(),
+            details: e.details.clone(),
+        }),
+        fix: e.fix.clone(),
+        warnings: Vec::new(),
+        next_actions: e.next_actions.clone(),
     }
-    let mut doc = json!({ "ok": false, "schemaVersion": SCHEMA_VERSION, "error": error });
-    if let Some(fix) = &e.fix {
-        doc["fix"] = json!(fix);
-    }
-    doc["next_actions"] = json!(e.next_actions);
-    doc
 }

@@ -14,7 +14,7 @@ pub mod render;
 mod style;
 mod table;
 
-pub use envelope::{SCHEMA_VERSION, envelope_error, envelope_ok};
+pub use envelope::{Envelope, ErrorBody, SCHEMA_VERSION, envelope_error, envelope_ok};
 pub use events::StderrEvents;
 pub use style::Role;
 
@@ -154,10 +154,9 @@ pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
                 None => envelope_ok(r.result(), &warnings, &r.next_actions()),
                 Some(e) => {
                     let mut doc = envelope_error(e);
-                    doc["result"] = r.result();
-                    if !warnings.is_empty() {
-                        doc["warnings"] = serde_json::json!(warnings);
-                    }
+                    doc.result = Some(r.result());
+                    doc.warnings = warnings;
+                    doc.next_actions.extend(r.next_actions());
                     doc
                 }
             };
@@ -204,7 +203,7 @@ fn text_error(p: &mut Printer, e: &Error) -> io::Result<()> {
     Ok(())
 }
 
-fn write_json(p: &mut Printer, doc: &serde_json::Value) -> io::Result<()> {
+fn write_json(p: &mut Printer, doc: &Envelope) -> io::Result<()> {
     let mut text = serde_json::to_string_pretty(doc).unwrap_or_else(|e| {
         // Serialising a `Value` cannot fail, but the contract holds even if it did.
         format!(
@@ -229,10 +228,13 @@ fn finish(p: &mut Printer, result: io::Result<()>) {
 /// Writes help or version text (clap's own) to stdout in text mode, or as an envelope.
 pub fn emit_help(p: &mut Printer, text: &str) -> u8 {
     let result = match p.mode {
-        Mode::Json => write_json(
-            p,
-            &envelope_ok(serde_json::json!({ "help": text }), &[], &[]),
-        ),
+        Mode::Json => {
+            let help = serde_json::to_value(render::Help {
+                help: text.to_string(),
+            })
+            .expect("a string serialises");
+            write_json(p, &envelope_ok(help, &[], &[]))
+        }
         Mode::Text => p.raw(text),
     };
     finish(p, result);

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 /// All workspaces grove knows about, in the order they were created.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct State {
     pub workspaces: Vec<Workspace>,
@@ -14,6 +15,7 @@ pub struct State {
 
 /// One workspace: a directory holding one worktree per repository, all on one branch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Workspace {
     pub name: String,
     pub path: PathBuf,
@@ -36,6 +38,7 @@ pub struct Workspace {
 
 /// One repository's worktree inside a workspace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RepoEntry {
     pub repo_name: String,
     pub source_repo: PathBuf,
@@ -53,6 +56,7 @@ pub struct RepoEntry {
 
 /// Where the work in a workspace came from (a pull request, an issue…). Opaque to grove.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Source {
     #[serde(default)]
     pub provider: String,
@@ -68,6 +72,7 @@ pub struct Source {
 
 /// The identity of the blueprint a workspace was created from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Blueprint {
     /// `preset:NAME`, or the blueprint file's absolute path.
     pub name: String,
@@ -77,6 +82,7 @@ pub struct Blueprint {
 
 /// How a repository's setup commands ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SetupStatus {
     Ready,
@@ -84,6 +90,7 @@ pub enum SetupStatus {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SetupRecord {
     pub status: SetupStatus,
     /// The failing command and the last lines of its output.

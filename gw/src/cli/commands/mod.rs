@@ -19,6 +19,7 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
         Command::RemoveDir(a) => setup::remove_dir(ctx, a, ui),
         Command::Repos(a) => setup::repos(ctx, a),
         Command::Create(a) => workspace::create(ctx, a, ui),
+        Command::Context(a) => workspace::context(ctx, a),
         Command::List(a) => workspace::list(ctx, a),
         Command::Ws(ws) => match ws.command {
             WsCommand::List(a) => workspace::list(ctx, a),
@@ -36,6 +37,7 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
             PresetCommand::Remove(a) => setup::preset_remove(ctx, a, ui),
         },
         Command::Completions(a) => setup::completions(a),
+        Command::Schema(a) => setup::schema(a),
         Command::Sync(a) => daily::sync(ctx, a),
         Command::Reset(a) => daily::reset(ctx, a),
         Command::AddRepo(a) => daily::add_repo(ctx, a, ui),

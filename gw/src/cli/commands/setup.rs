@@ -173,6 +173,16 @@ pub fn preset_remove(ctx: &Ctx<'_>, a: PresetNameArgs, ui: Ui) -> CmdResult {
     Ok(Out::new(ops::preset::remove(ctx, &name)?))
 }
 
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// A schema name (`envelope`, or a command such as `status`); lists them all when omitted
+    pub name: Option<String>,
+}
+
+pub fn schema(a: SchemaArgs) -> CmdResult {
+    Ok(Out::new(ops::schema::schema(a.name.as_deref())?))
+}
+
 pub fn completions(a: CompletionsArgs) -> CmdResult {
     use clap_complete::Shell;
     let mut cmd = Cli::command();
@@ -194,7 +204,7 @@ pub fn completions(a: CompletionsArgs) -> CmdResult {
         None => clap_complete::generate(clap_complete_nushell::Nushell, &mut cmd, "gw", &mut buf),
     }
     Ok(Out::new(Script {
-        kind: "completions",
-        text: String::from_utf8_lossy(&buf).into_owned(),
+        shell: a.shell.clone(),
+        script: String::from_utf8_lossy(&buf).into_owned(),
     }))
 }

@@ -12,7 +12,6 @@ use crate::ops::create::{CreateOptions, Selection, SourceFields};
 use crate::ops::delete::DeleteOptions;
 use crate::ops::{self, Ctx};
 use crate::output::pick;
-use crate::output::render::Done;
 
 #[derive(Debug, Args)]
 pub struct CreateArgs {
@@ -206,6 +205,14 @@ fn pick_repos(ctx: &Ctx<'_>) -> Result<Selection, Error> {
     ))
 }
 
+/// Show where you are: grove's configuration, the workspaces, and the current workspace's state
+#[derive(Debug, Args)]
+pub struct ContextArgs {}
+
+pub fn context(ctx: &Ctx<'_>, _a: ContextArgs) -> CmdResult {
+    Ok(Out::new(ops::context::context(ctx)))
+}
+
 pub fn list(ctx: &Ctx<'_>, a: ListArgs) -> CmdResult {
     if a.status {
         Ok(Out::with_data(
@@ -236,9 +243,13 @@ pub fn go(ctx: &Ctx<'_>, a: GoArgs, ui: Ui) -> CmdResult {
     if a.close_tab {
         warnings.extend(ops::go::close(ctx)?);
         if a.name.is_none() && !a.back && !a.delete {
-            return Ok(Out::new(Done {
-                message: String::new(),
-                result: serde_json::json!({ "hook": "on_close" }),
+            let workspace = ctx
+                .state()?
+                .containing(&ctx.env.cwd)
+                .map(|w| w.name.clone());
+            return Ok(Out::new(ops::go::CloseReport {
+                workspace,
+                hook: "on_close",
                 warnings,
             }));
         }
@@ -281,6 +292,7 @@ pub fn go(ctx: &Ctx<'_>, a: GoArgs, ui: Ui) -> CmdResult {
 }
 
 fn pick_workspace(ctx: &Ctx<'_>, ui: Ui) -> Result<String, Error> {
+    ctx.config()?;
     let state = ctx.state()?;
     if state.workspaces.is_empty() {
         return Err(Error::new(Code::NoWorkspaces, "there are no workspaces")

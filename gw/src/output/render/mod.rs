@@ -11,9 +11,9 @@ use std::io;
 use std::path::Path;
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{Printer, Render, Role};
+use super::{Printer, Render};
 
 pub(super) fn value<T: Serialize>(t: &T) -> Value {
     serde_json::to_value(t).expect("reports serialise: every map key is a string")
@@ -54,40 +54,27 @@ pub(super) fn path_str(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
-/// Output of a command that only prints text (completion scripts).
+/// Output of a command that only prints a script (`gw completions`).
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Script {
-    pub kind: &'static str,
-    pub text: String,
+    /// The shell the script is for.
+    pub shell: String,
+    pub script: String,
 }
 
 impl Render for Script {
     fn result(&self) -> Value {
-        json!({ "kind": self.kind, "script": self.text })
+        value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
-        p.raw(&self.text)
+        p.raw(&self.script)
     }
 }
 
-/// A report of a command with nothing but a message (`gw go -c`).
-pub struct Done {
-    pub message: String,
-    pub result: Value,
-    pub warnings: Vec<String>,
-}
-
-impl Render for Done {
-    fn result(&self) -> Value {
-        self.result.clone()
-    }
-    fn text(&self, p: &mut Printer) -> io::Result<()> {
-        if self.message.is_empty() {
-            Ok(())
-        } else {
-            p.message(Role::Success, &self.message)
-        }
-    }
-    fn warnings(&self) -> Vec<String> {
-        self.warnings.clone()
-    }
+/// `--help`/`--version` in machine mode.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Help {
+    pub help: String,
 }

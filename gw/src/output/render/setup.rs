@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 
 use super::{json_line, json_pretty, lines, path_str, tsv, value};
 use crate::action::NextAction;
-use crate::ops::dirs::DirReport;
+use crate::ops::dirs::{DirOutcome, DirReport};
 use crate::ops::init::InitReport;
-use crate::ops::preset::{PresetListReport, PresetReport};
+use crate::ops::preset::{PresetListReport, PresetOutcome, PresetReport};
 use crate::ops::repos::ReposReport;
 use crate::ops::shell_init::ShellInitReport;
 use crate::output::{DataFormat, Printer, Render, Role};
@@ -52,11 +52,19 @@ impl Render for DirReport {
     fn result(&self) -> Value {
         value(self)
     }
+    fn next_actions(&self) -> Vec<NextAction> {
+        vec![NextAction::read(
+            "List the repositories grove can use",
+            &["gw", "repos", "--format", "json"],
+        )]
+    }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let dir = self.dir.display();
         match self.outcome {
-            "added" => p.message(Role::Success, &format!("Added {dir}"))?,
-            "already_present" => p.message(Role::Plain, &format!("{dir} is already a repo dir"))?,
+            DirOutcome::Added => p.message(Role::Success, &format!("Added {dir}"))?,
+            DirOutcome::AlreadyPresent => {
+                p.message(Role::Plain, &format!("{dir} is already a repo dir"))?
+            }
             _ => p.message(Role::Success, &format!("Removed {dir}"))?,
         }
         if let Some(n) = self.repos_found {
@@ -131,8 +139,8 @@ impl Render for PresetReport {
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let repos = self.preset.repos.join(", ");
         match self.outcome {
-            "shown" => p.line(&format!("{}: {repos}", self.preset.name)),
-            "removed" => p.message(
+            PresetOutcome::Shown => p.line(&format!("{}: {repos}", self.preset.name)),
+            PresetOutcome::Removed => p.message(
                 Role::Success,
                 &format!("Removed preset {}", self.preset.name),
             ),
@@ -185,6 +193,24 @@ impl Render for PresetListReport {
                     .collect::<Vec<_>>(),
             )),
             _ => None,
+        }
+    }
+}
+
+impl Render for crate::ops::schema::SchemaReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        match self.schemas.as_slice() {
+            [one] if one.schema.is_some() => json_pretty(p, &one.schema),
+            all => {
+                let rows: Vec<Vec<String>> = all
+                    .iter()
+                    .map(|s| vec![s.name.clone(), s.about.clone()])
+                    .collect();
+                p.table(&["Schema", "Describes"], &rows)
+            }
         }
     }
 }

@@ -1,17 +1,19 @@
 //! Rendering of the workspace lifecycle: create, delete, list, show, status, go.
 
 use std::io;
+use std::path::Path;
 
 use serde_json::{Value, json};
 
 use super::{json_line, json_pretty, lines, path_str, tsv, value};
 use crate::action::NextAction;
 use crate::error::Error;
+use crate::ops::context::ContextReport;
 use crate::ops::create::CreateReport;
-use crate::ops::delete::DeleteReport;
-use crate::ops::go::GoReport;
-use crate::ops::list::{ListReport, ListStatusReport, ShowReport};
-use crate::ops::status::{RepoStatus, StatusReport};
+use crate::ops::delete::{DeleteReport, WorkspaceOutcome};
+use crate::ops::go::{CloseReport, GoReport};
+use crate::ops::list::{ListReport, ListStatusReport, ShowReport, ShowView, WorkspaceView};
+use crate::ops::status::{RepoState, RepoStatus, StatusReport};
 use crate::output::{DataFormat, Printer, Render, Role};
 use crate::state::Workspace;
 
@@ -49,7 +51,11 @@ impl Render for DeleteReport {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
-        for d in self.deleted.iter().filter(|d| d.outcome == "deleted") {
+        for d in self
+            .deleted
+            .iter()
+            .filter(|d| d.outcome == WorkspaceOutcome::Deleted)
+        {
             p.message(Role::Success, &format!("Workspace {} deleted", d.name))?;
         }
         Ok(())
@@ -77,7 +83,7 @@ fn date(created_at: &str) -> String {
 
 impl Render for ListReport {
     fn result(&self) -> Value {
-        value(self)
+        value(&self.view())
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         if self.workspaces.is_empty() {
@@ -138,6 +144,20 @@ impl Render for ListStatusReport {
     fn result(&self) -> Value {
         value(self)
     }
+    fn next_actions(&self) -> Vec<NextAction> {
+        let w = self
+            .workspaces
+            .iter()
+            .find(|w| w.modified + w.errors > 0)
+            .or(self.workspaces.first());
+        match w {
+            Some(w) => vec![NextAction::read(
+                format!("Inspect workspace {}", w.name),
+                &["gw", "status", &w.name, "--format", "json"],
+            )],
+            None => Vec::new(),
+        }
+    }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         if self.workspaces.is_empty() {
             return p.message(Role::Plain, "No workspaces");
@@ -195,7 +215,9 @@ impl Render for ListStatusReport {
 
 impl Render for ShowReport {
     fn result(&self) -> Value {
-        value(self)
+        value(&ShowView {
+            workspace: WorkspaceView::of(&self.workspace),
+        })
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let w = &self.workspace;
@@ -299,7 +321,7 @@ fn legacy_status(r: &RepoStatus) -> String {
 
 fn status_cell(r: &RepoStatus) -> String {
     if let Some(e) = &r.error {
-        return if r.state == "missing" {
+        return if r.state == RepoState::Missing {
             "missing".into()
         } else {
             format!("error: {e}")
@@ -429,9 +451,117 @@ impl Render for GoReport {
     fn result(&self) -> Value {
         value(self)
     }
+    fn next_actions(&self) -> Vec<NextAction> {
+        match &self.workspace {
+            Some(ws) => vec![NextAction::read(
+                "Inspect the workspace",
+                &["gw", "status", ws, "--format", "json"],
+            )],
+            None => Vec::new(),
+        }
+    }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         // No newline: the shell wrapper `cd`s into exactly this.
         p.raw(&path_str(&self.path))
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
+
+// ---- context ----
+
+fn tilde(p: &Path, home: Option<&Path>) -> String {
+    match home.and_then(|h| p.strip_prefix(h).ok()) {
+        Some(rest) if rest.as_os_str().is_empty() => "~".into(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path_str(p),
+    }
+}
+
+impl Render for ContextReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        let home = self.grove_home.parent();
+        let t = |x: &Path| tilde(x, home);
+        p.line(&format!(
+            "Grove:      {} ({})",
+            self.grove_version,
+            t(&self.grove_home)
+        ))?;
+        if !self.initialized {
+            p.line("Config:     not initialized (run `gw init <repo-dir>`)")?;
+        } else {
+            p.line(&format!("Config:     {}", t(&self.config_path)))?;
+        }
+        let dirs: Vec<String> = self.repo_dirs.iter().map(|d| t(d)).collect();
+        p.line(&format!(
+            "Repo dirs:  {}",
+            if dirs.is_empty() {
+                "none".into()
+            } else {
+                dirs.join(", ")
+            }
+        ))?;
+        p.line(&format!(
+            "Presets:    {}",
+            if self.presets.is_empty() {
+                "none".into()
+            } else {
+                self.presets.join(", ")
+            }
+        ))?;
+        p.line(&format!(
+            "Workspaces: {} in {}",
+            self.workspace_count,
+            t(&self.workspace_dir)
+        ))?;
+        let Some(ws) = &self.workspace else {
+            return Ok(());
+        };
+        p.line("")?;
+        let name = p.paint(Role::Name, &ws.workspace);
+        p.line(&format!(
+            "Workspace: {name}  ({})  branch {}",
+            t(&ws.path),
+            ws.branch
+        ))?;
+        let rows: Vec<Vec<String>> = ws
+            .repos
+            .iter()
+            .map(|r| {
+                let ab = match (r.ahead, r.behind) {
+                    (Some(a), Some(b)) => format!("{a}↑ {b}↓"),
+                    _ => "-".into(),
+                };
+                vec![
+                    r.repo.clone(),
+                    live_branch(r),
+                    r.base_branch.clone().unwrap_or_else(|| "-".into()),
+                    ab,
+                    status_cell(r),
+                    format!("{:?}", r.preparation.status).to_lowercase(),
+                ]
+            })
+            .collect();
+        p.table(&["Repo", "Branch", "Base", "↑↓", "State", "Setup"], &rows)
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        self.next_actions.clone()
+    }
+}
+
+impl Render for CloseReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, _: &mut Printer) -> io::Result<()> {
+        Ok(())
     }
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()

@@ -1,0 +1,284 @@
+//! The machine contract (SPEC §5): every error code's exit class through the real binary,
+//! malformed invocations, and machine-mode output validated against `docs/schema/`.
+
+use std::path::Path;
+
+use e2e::{TestEnv, s};
+use serde_json::Value;
+
+/// Every code the envelope schema declares.
+fn declared_codes() -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/schema/envelope.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    schema["$defs"]["Code"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Runs `args` in machine mode and asserts the error code and exit class.
+#[track_caller]
+fn expect_code(env: &TestEnv, args: &[&str], code: &str, exit: i32) {
+    let mut full: Vec<&str> = args.to_vec();
+    full.extend(["--format", "json"]);
+    let run = env.gw(&full);
+    let v = run.envelope("envelope");
+    assert_eq!(v["ok"], false, "{run}");
+    assert_eq!(v["error"]["code"], code, "{run}");
+    assert_eq!(run.status, exit, "{code} must exit {exit}:\n{run}");
+}
+
+#[test]
+fn every_error_code_has_its_exit_class() {
+    let mut covered: Vec<&str> = Vec::new();
+    let mut check = |env: &TestEnv, args: &[&str], code: &'static str, exit: i32| {
+        expect_code(env, args, code, exit);
+        covered.push(code);
+    };
+
+    // Not initialised, then initialised with two repositories.
+    let bare = TestEnv::new();
+    check(&bare, &["list"], "NOT_INITIALIZED", 5);
+    check(&bare, &["go"], "NOT_INITIALIZED", 5);
+
+    let env = TestEnv::with_repos(&["api", "web"]);
+    check(&env, &["list", "--bogus"], "USAGE", 2);
+    check(&env, &["go"], "NO_WORKSPACES", 3);
+    check(&env, &["status", "nope"], "WORKSPACE_NOT_FOUND", 3);
+    check(
+        &env,
+        &["create", "x", "-b", "x", "-r", "nope"],
+        "REPO_NOT_FOUND",
+        3,
+    );
+    check(
+        &env,
+        &["create", "x", "-b", "x", "-p", "nope"],
+        "PRESET_NOT_FOUND",
+        3,
+    );
+    env.gw(&["create", "one", "-b", "feat/one", "-r", "api,web"])
+        .success();
+    check(
+        &env,
+        &["create", "one", "-b", "feat/other", "-r", "api"],
+        "WORKSPACE_EXISTS",
+        4,
+    );
+    check(
+        &env,
+        &["create", "two", "-b", "feat/one", "-r", "api"],
+        "WORKTREE_EXISTS",
+        4,
+    );
+    std::fs::write(env.workspace_dir().join("one/api/README.md"), "changed\n").unwrap();
+    check(&env, &["delete", "one"], "WORKTREE_DIRTY", 4);
+    let web = env.workspace_dir().join("one/web");
+    env.git(&web, &["switch", "-q", "-c", "elsewhere"]);
+    check(
+        &env,
+        &["remove-repo", "one", "-r", "web"],
+        "BRANCH_CONFLICT",
+        4,
+    );
+    let missing = format!("file://{}", s(&env.root.join("no-such-origin.git")));
+    check(
+        &env,
+        &["create", "three", "-b", "three", "-r", &missing],
+        "GIT_FAILED",
+        5,
+    );
+
+    // A hook that aborts.
+    let hooked = TestEnv::with_repos(&["api"]);
+    let config = hooked.grove_home.join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[hooks.post_create]\ncommand = \"exit 3\"\non_failure = \"abort\"\n");
+    std::fs::write(&config, text).unwrap();
+    check(
+        &hooked,
+        &["create", "h", "-b", "h", "-r", "api"],
+        "HOOK_FAILED",
+        5,
+    );
+
+    // A state file that is not JSON, and one that is not a file at all.
+    let corrupt = TestEnv::with_repos(&["api"]);
+    std::fs::write(corrupt.grove_home.join("state.json"), "{not json").unwrap();
+    check(&corrupt, &["list"], "CORRUPT_STATE", 5);
+    let weird = TestEnv::with_repos(&["api"]);
+    std::fs::create_dir_all(weird.grove_home.join("state.json")).unwrap();
+    check(&weird, &["list"], "INTERNAL", 1);
+
+    // Credentials refused by the remote: an ssh that says so.
+    let mut auth = TestEnv::with_repos(&["api"]);
+    let fake_ssh = auth.root.join("fake-ssh");
+    std::fs::write(
+        &fake_ssh,
+        "#!/bin/sh\necho 'git@example.invalid: Permission denied (publickey).' >&2\nexit 255\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &fake_ssh,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    auth.set_env("GIT_SSH_COMMAND", s(&fake_ssh));
+    check(
+        &auth,
+        &[
+            "create",
+            "p",
+            "-b",
+            "p",
+            "-r",
+            "ssh://git@example.invalid/team/secret.git",
+        ],
+        "PERMISSION_DENIED",
+        6,
+    );
+    assert!(
+        !auth.repos.join("secret").exists(),
+        "a refused clone leaves nothing behind"
+    );
+
+    // The state lock held by someone else.
+    let mut locked = TestEnv::with_repos(&["api"]);
+    locked.set_env("GW_LOCK_TIMEOUT_MS", "300");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(locked.grove_home.join("state.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    check(
+        &locked,
+        &["create", "l", "-b", "l", "-r", "api"],
+        "TRANSIENT",
+        7,
+    );
+    drop(lock);
+    assert!(
+        !locked.workspace_dir().join("l").exists(),
+        "the create that timed out was rolled back"
+    );
+    locked.assert_git_agrees_with_state();
+
+    // A person declining a prompt (a pseudo-terminal through `script`).
+    if e2e::have("script") {
+        let env = TestEnv::with_repos(&["api"]);
+        env.gw(&["create", "cur", "-b", "cur", "-r", "api"])
+            .success();
+        let ws = env.workspace_dir().join("cur");
+        let gw = e2e::gw_bin();
+        let line = format!("{} create new -b new -r api --replace", s(gw));
+        let run = env.sh(
+            &ws,
+            &format!("printf 'n' | script -qec {} /dev/null", e2e_quote(&line)),
+        );
+        assert!(
+            run.stdout.contains("cancelled") || run.stderr.contains("cancelled"),
+            "{run}"
+        );
+        let status = env.sh(
+            &ws,
+            &format!(
+                "printf 'n' | script -qec {} /dev/null; echo \"exit=$?\"",
+                e2e_quote(&format!("{line}; exit $?"))
+            ),
+        );
+        assert!(
+            status.stdout.contains("exit=8"),
+            "CANCELLED exits 8:\n{status}"
+        );
+        assert!(ws.exists(), "nothing was replaced");
+        covered.push("CANCELLED");
+    }
+
+    for code in declared_codes() {
+        assert!(
+            covered.contains(&code.as_str()),
+            "no test makes a real command return {code}"
+        );
+    }
+}
+
+fn e2e_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+#[test]
+fn malformed_invocations_are_usage_envelopes_and_change_nothing() {
+    let env = TestEnv::with_repos(&["api"]);
+    let before = std::fs::read_to_string(env.grove_home.join("config.toml")).unwrap();
+    let cases: &[&[&str]] = &[
+        &["list", "--bogus", "--format", "json"],
+        &["create", "x", "-b", "--format", "json"],
+        &["frobnicate", "--format", "json"],
+        &["list", "--format", "yaml"],
+        &[
+            "create", "x", "-b", "x", "-r", "api", "-p", "p", "--format", "json",
+        ],
+        &["delete", "x", "--stdin", "--format", "json"],
+        &["--format=json", "status", "a", "b"],
+    ];
+    for args in cases {
+        let run = env.gw(args);
+        let v = run.envelope("envelope");
+        assert_eq!(v["error"]["code"], "USAGE", "{run}");
+        assert_eq!(run.status, 2, "{run}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(env.grove_home.join("config.toml")).unwrap(),
+        before
+    );
+    assert!(!env.workspace_dir().join("x").exists());
+    assert_eq!(env.state(), Value::Array(vec![]));
+}
+
+#[test]
+fn machine_output_matches_the_published_schemas() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    let ok = |args: &[&str], schema: &str| {
+        let mut full = args.to_vec();
+        full.extend(["--format", "json"]);
+        let run = env.gw(&full);
+        let v = run.envelope(schema);
+        assert_eq!(v["ok"], true, "{run}");
+        v
+    };
+    ok(&["context"], "context");
+    ok(&["init", s(&env.repos)], "init");
+    ok(&["repos"], "repos");
+    ok(&["preset", "add", "both", "-r", "api,web"], "preset");
+    ok(&["preset", "list"], "preset-list");
+    ok(&["preset", "show", "both"], "preset");
+    let created = ok(&["create", "ws", "-b", "feat/ws", "-p", "both"], "create");
+    assert_eq!(created["result"]["blueprint"]["name"], "preset:both");
+    ok(&["list"], "list");
+    ok(&["ws", "list"], "list");
+    ok(&["list", "--status"], "list-status");
+    ok(&["ws", "show", "ws"], "ws-show");
+    ok(&["status", "ws"], "status");
+    ok(&["go", "ws"], "go");
+    ok(&["shell-init", "--shell", "fish"], "shell-init");
+    ok(&["completions", "bash"], "completions");
+    ok(&["schema"], "schema");
+    ok(&["schema", "status"], "schema");
+    ok(&["--help"], "help");
+    let ws = env.workspace_dir().join("ws");
+    let ctx = env
+        .gw_in(&ws.join("api"), &["context", "--format", "json"])
+        .envelope("context");
+    assert_eq!(ctx["result"]["workspace"]["workspace"], "ws");
+    ok(&["delete", "ws"], "delete");
+    ok(&["preset", "remove", "both"], "preset");
+    let extra = env.root.join("more");
+    std::fs::create_dir_all(&extra).unwrap();
+    ok(&["add-dir", s(&extra)], "add-dir");
+    ok(&["remove-dir", s(&extra)], "remove-dir");
+    env.assert_git_agrees_with_state();
+}

@@ -1,0 +1,98 @@
+//! The published JSON Schemas: the envelope and each command's `result`.
+//!
+//! The files in `docs/schema/` are generated from the Rust types that produce the output
+//! (a unit test regenerates them and fails when they differ; run it with `GW_BLESS=1` to
+//! update them), and compiled into the binary so `gw schema` can print them.
+
+/// A published schema.
+pub struct Entry {
+    /// `envelope`, or the command whose result it describes (`status`, `ws-show`, …).
+    pub name: &'static str,
+    /// Which invocation produces it.
+    pub about: &'static str,
+    /// The JSON Schema document.
+    pub json: &'static str,
+}
+
+macro_rules! schemas {
+    ($($name:literal, $about:literal => $ty:ty;)*) => {
+        /// Every published schema, in a fixed order.
+        pub const ALL: &[Entry] = &[
+            $(Entry { name: $name, about: $about, json: include_str!(concat!("../../docs/schema/", $name, ".json")) },)*
+        ];
+
+        /// The schemas as the types generate them today.
+        #[cfg(test)]
+        pub(crate) fn generate() -> Vec<(&'static str, serde_json::Value)> {
+            vec![$(($name, serde_json::to_value(schemars::schema_for!($ty)).expect("schemas serialise")),)*]
+        }
+    };
+}
+
+schemas! {
+    "envelope", "every machine-mode output (the document around each result)" => crate::output::Envelope;
+    "context", "gw context" => crate::ops::context::ContextReport;
+    "init", "gw init" => crate::ops::init::InitReport;
+    "add-dir", "gw add-dir" => crate::ops::dirs::DirReport;
+    "remove-dir", "gw remove-dir" => crate::ops::dirs::DirReport;
+    "repos", "gw repos" => crate::ops::repos::ReposReport;
+    "create", "gw create" => crate::ops::create::CreateReport;
+    "list", "gw list, gw ws list" => crate::ops::list::ListView;
+    "list-status", "gw list --status" => crate::ops::list::ListStatusReport;
+    "ws-show", "gw ws show" => crate::ops::list::ShowView;
+    "status", "gw status" => crate::ops::status::StatusReport;
+    "go", "gw go" => crate::ops::go::GoReport;
+    "go-close", "gw go --close-tab (alone)" => crate::ops::go::CloseReport;
+    "shell-init", "gw shell-init" => crate::ops::shell_init::ShellInitReport;
+    "delete", "gw delete, gw ws delete" => crate::ops::delete::DeleteReport;
+    "preset", "gw preset add|show|remove" => crate::ops::preset::PresetReport;
+    "preset-list", "gw preset list" => crate::ops::preset::PresetListReport;
+    "completions", "gw completions" => crate::output::render::Script;
+    "schema", "gw schema" => crate::ops::schema::SchemaReport;
+    "help", "--help or --version" => crate::output::render::Help;
+}
+
+/// The schema named `name`.
+pub fn find(name: &str) -> Option<&'static Entry> {
+    ALL.iter().find(|e| e.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// `docs/schema/*.json` are exactly what the types generate, and every file there is
+    /// published.
+    #[test]
+    #[allow(clippy::disallowed_methods)]
+    fn published_schemas_match_the_types() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/schema");
+        let bless = std::env::var_os("GW_BLESS").is_some();
+        let mut stale = Vec::new();
+        for (name, schema) in super::generate() {
+            let mut text = serde_json::to_string_pretty(&schema).unwrap();
+            text.push('\n');
+            let path = dir.join(format!("{name}.json"));
+            let current = std::fs::read_to_string(&path).unwrap_or_default();
+            if current != text {
+                if bless {
+                    std::fs::write(&path, &text).unwrap();
+                } else {
+                    stale.push(name);
+                }
+            }
+        }
+        assert!(
+            stale.is_empty(),
+            "docs/schema is stale for {stale:?}: run `GW_BLESS=1 cargo test -p gw schema` and commit"
+        );
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let file = entry.unwrap().file_name().into_string().unwrap();
+            let name = file.strip_suffix(".json").unwrap_or(&file);
+            assert!(
+                super::find(name).is_some(),
+                "docs/schema/{file} is not published by `gw schema`"
+            );
+        }
+    }
+}
