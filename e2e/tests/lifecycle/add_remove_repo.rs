@@ -234,7 +234,7 @@ fn add_repo_that_fails_part_way_leaves_no_half_added_repo() {
     let run = env
         .gw(&["add-repo", "feat-x", "-r", "lib,web", "--format", "json"])
         .failure();
-    let doc = run.json();
+    let doc = run.envelope("add-repo");
     assert_eq!(doc["ok"], false, "{doc:#}");
     assert_eq!(doc["error"]["code"], "GIT_FAILED");
     assert_eq!(

@@ -31,6 +31,7 @@ fn doctor_before_and_after_deleting_a_worktree_by_hand() {
     let web = env.workspace_dir().join("feat-x/web");
     std::fs::remove_dir_all(&web).unwrap();
     let run = env.gw(&["doctor", "--format", "json"]).success();
+    run.envelope("doctor");
     let r = run.result();
     assert_eq!(r["healthy"], false);
     assert_eq!(kinds(&r), ["worktree_missing"]);

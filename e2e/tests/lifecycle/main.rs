@@ -8,6 +8,7 @@ mod plugins;
 mod prune;
 mod rename;
 mod reset;
+mod schemas;
 mod smoke;
 mod sync;
 

@@ -144,6 +144,7 @@ fn prune_attempts_every_candidate_and_fails_if_one_fails() {
     .unwrap();
 
     let run = env.gw(&["prune", "--yes", "--format", "json"]).code(4);
+    run.envelope("prune");
     assert_eq!(run.error_code(), "WORKTREE_DIRTY");
     let doc = run.json();
     let ws = doc["result"]["workspaces"].as_array().unwrap();

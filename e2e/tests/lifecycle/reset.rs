@@ -48,6 +48,7 @@ fn reset_skips_a_dirty_wandered_repo_unless_discard() {
     let before = env.worktree_state(&web);
 
     let run = env.gw(&["reset", "feat-x", "--format", "json"]).success();
+    run.envelope("reset");
     let doc = run.json();
     let w = repo(&doc["result"], "web");
     assert_eq!(w["outcome"], "skipped", "{doc:#}");
@@ -105,6 +106,7 @@ fn reset_fails_when_a_repo_cannot_go_back() {
     env.git(&env.repos.join("web"), &["branch", "-D", "feat/x"]);
 
     let run = env.gw(&["reset", "feat-x", "--format", "json"]).code(5);
+    run.envelope("reset");
     assert_eq!(run.error_code(), "GIT_FAILED");
     let doc = run.json();
     assert_eq!(repo(&doc["result"], "web")["outcome"], "failed", "{doc:#}");

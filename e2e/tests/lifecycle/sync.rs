@@ -24,6 +24,7 @@ fn sync_catches_up_with_new_upstream_commits() {
     env.push_upstream("api", "main", "two.txt", "2\n");
 
     let run = env.gw(&["sync", "feat-x", "--format", "json"]).success();
+    run.envelope("sync");
     let r = run.result();
     assert_eq!(repo(&r, "api")["outcome"], "rebased", "{r:#}");
     assert_eq!(repo(&r, "api")["commits"], 2);
@@ -57,6 +58,7 @@ fn sync_skips_a_dirty_repo_and_rebases_the_others() {
     let before = env.worktree_state(&web);
 
     let run = env.gw(&["sync", "feat-x", "--format", "json"]).success();
+    run.envelope("sync");
     let doc = run.json();
     let r = run.result();
     assert_eq!(repo(&r, "api")["outcome"], "rebased");
@@ -101,6 +103,7 @@ fn sync_with_a_conflict_fails_and_leaves_the_worktree_exactly_as_it_was() {
     let before = env.worktree_state(&api);
 
     let run = env.gw(&["sync", "feat-x", "--format", "json"]).code(5);
+    run.envelope("sync");
     assert_eq!(run.error_code(), "GIT_FAILED");
     let doc = run.json();
     let r = &doc["result"];
@@ -194,6 +197,7 @@ fn sync_fails_cleanly_when_pre_sync_fails() {
     let api = env.workspace_dir().join("feat-x/api");
     let before = env.worktree_state(&api);
     let run = env.gw(&["sync", "feat-x", "--format", "json"]).code(5);
+    run.envelope("sync");
     let r = run.json();
     assert_eq!(repo(&r["result"], "api")["outcome"], "failed");
     assert_eq!(env.worktree_state(&api), before);

@@ -29,6 +29,7 @@ pub struct AddRepoOptions {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AddRepoReport {
     pub workspace: String,
     pub path: PathBuf,

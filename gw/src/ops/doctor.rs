@@ -33,6 +33,7 @@ pub struct DoctorOptions {
 
 /// One problem found.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Issue {
     pub workspace: Option<String>,
     pub repo: Option<String>,
@@ -136,6 +137,7 @@ pub const CHECKS: &[(&str, Check)] = &[
 ];
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct DoctorReport {
     /// No issue was found (or, with `--fix`, none is left).
     pub healthy: bool,

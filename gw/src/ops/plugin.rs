@@ -26,6 +26,7 @@ use crate::proc::Cmd;
 
 /// Where a plugin was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Origin {
     /// `<GROVE_HOME>/plugins/`.
@@ -35,6 +36,7 @@ pub enum Origin {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Plugin {
     pub name: String,
     pub path: PathBuf,
@@ -42,6 +44,7 @@ pub struct Plugin {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PluginListReport {
     pub plugins: Vec<Plugin>,
     pub count: usize,
@@ -49,14 +52,24 @@ pub struct PluginListReport {
 
 /// What `plugin install` or `plugin remove` did.
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PluginReport {
     pub name: String,
     pub path: PathBuf,
-    /// `installed`, `replaced` (an older one was overwritten) or `removed`.
-    pub outcome: &'static str,
+    pub outcome: PluginOutcome,
     /// What it was installed from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum PluginOutcome {
+    Installed,
+    /// An installed plugin of the same name was overwritten.
+    Replaced,
+    Removed,
 }
 
 impl PluginReport {
@@ -271,7 +284,7 @@ pub fn remove(ctx: &Ctx<'_>, name: &str) -> Result<PluginReport> {
     Ok(PluginReport {
         name: name.to_string(),
         path,
-        outcome: "removed",
+        outcome: PluginOutcome::Removed,
         source: None,
     })
 }
@@ -360,7 +373,11 @@ pub fn install(ctx: &Ctx<'_>, opts: InstallOptions) -> Result<PluginReport> {
     Ok(PluginReport {
         name,
         path: dest,
-        outcome: if replaced { "replaced" } else { "installed" },
+        outcome: if replaced {
+            PluginOutcome::Replaced
+        } else {
+            PluginOutcome::Installed
+        },
         source: Some(opts.source),
     })
 }

@@ -13,7 +13,7 @@
 //! worktree has checked out and no workspace records. The base branch and the main
 //! checkout's branch are never candidates.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -42,13 +42,22 @@ pub struct PruneOptions {
 
 /// A workspace that is (or was) a prune candidate.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Candidate {
     pub name: String,
     pub branch: String,
     pub path: PathBuf,
-    pub created_at: String,
+    /// RFC 3339, UTC; `null` when the recorded time cannot be read (see `unknown`).
+    pub created_at: Option<String>,
     /// Whole days since `created_at`; `null` when it cannot be read.
     pub age_days: Option<u64>,
+    /// For each field that is `null` because it could not be determined, the reason.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unknown: BTreeMap<&'static str, String>,
+    /// `created_at` as recorded in `state.json` (the Go grove's local time), for the
+    /// legacy `--json` shape.
+    #[serde(skip)]
+    pub recorded_created_at: String,
     /// The workspace directory is gone.
     pub missing: bool,
     /// With `--yes`: `deleted` or `failed`.
@@ -57,11 +66,12 @@ pub struct Candidate {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// With `--yes`: what happened to each repository.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repos: Vec<RepoResult>,
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PruneReport {
     pub min_age: String,
     /// `--yes` was given: the candidates were deleted (see each `outcome`).
@@ -201,12 +211,20 @@ fn candidates(state: &State, min_age_secs: u64) -> (Vec<Candidate>, Vec<String>)
         if !(missing || age.is_some_and(|a| a >= min_age_secs)) {
             continue;
         }
+        let mut unknown = BTreeMap::new();
+        if age.is_none() {
+            let why = format!("unreadable recorded time {:?}", ws.created_at);
+            unknown.insert("created_at", why.clone());
+            unknown.insert("age_days", why);
+        }
         out.push(Candidate {
             name: ws.name.clone(),
             branch: ws.branch.clone(),
             path: ws.path.clone(),
-            created_at: ws.created_at.clone(),
+            created_at: crate::time::created_at_utc(&ws.created_at),
             age_days: age.map(|a| a / 86_400),
+            unknown,
+            recorded_created_at: ws.created_at.clone(),
             missing,
             outcome: None,
             detail: None,
@@ -228,6 +246,7 @@ pub struct PruneBranchesOptions {
 
 /// A branch that is (or was) a prune candidate.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct BranchCandidate {
     pub repo: String,
     /// The repository's main checkout.
@@ -243,6 +262,7 @@ pub struct BranchCandidate {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PruneBranchesReport {
     pub applied: bool,
     pub branches: Vec<BranchCandidate>,

@@ -35,6 +35,7 @@ pub struct RemoveRepoOptions {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RemoveRepoReport {
     pub workspace: String,
     pub path: PathBuf,

@@ -24,6 +24,7 @@ pub struct RenameOptions {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RenameReport {
     /// The old name.
     pub from: String,
@@ -32,7 +33,9 @@ pub struct RenameReport {
     pub old_path: PathBuf,
     pub path: PathBuf,
     pub branch: String,
-    pub created_at: String,
+    /// When the workspace was created (kept by the rename): RFC 3339, UTC; `null` when the
+    /// recorded time cannot be read.
+    pub created_at: Option<String>,
     /// Every worktree, `moved`.
     pub repos: Vec<RepoResult>,
     pub count: usize,
@@ -192,7 +195,7 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
         old_path: ws.path.clone(),
         path: new_path,
         branch: ws.branch.clone(),
-        created_at: ws.created_at.clone(),
+        created_at: crate::time::created_at_utc(&ws.created_at),
         count: repos.len(),
         repos,
         warnings,

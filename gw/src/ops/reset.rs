@@ -25,6 +25,7 @@ pub struct ResetOptions {
 
 /// Same shape as sync's report: `{workspace, path, branch, repos, count}`.
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct ResetReport(pub SyncReport);
 

@@ -30,6 +30,7 @@ pub struct SyncOptions {
 /// One repository's sync (also used by `gw reset`): `{repo, outcome, branch, path,
 /// detail?, base, commits, switched_from?}`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RepoSync {
     #[serde(flatten)]
     pub result: RepoResult,
@@ -92,6 +93,7 @@ impl RepoSync {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SyncReport {
     pub workspace: String,
     pub path: PathBuf,

@@ -27,7 +27,7 @@ fn bare(c: &Candidate) -> Value {
     let mut v = json!({
         "name": c.name,
         "branch": c.branch,
-        "created_at": c.created_at,
+        "created_at": c.recorded_created_at,
         "age_days": c.age_days,
         "missing": c.missing,
     });
@@ -58,7 +58,7 @@ impl Render for PruneReport {
                 vec![
                     p.paint(Role::Name, &c.name),
                     c.branch.clone(),
-                    c.created_at.chars().take(10).collect(),
+                    c.recorded_created_at.chars().take(10).collect(),
                     c.age_days
                         .map(|d| format!("{d}d"))
                         .unwrap_or_else(|| "?".into()),
@@ -87,7 +87,7 @@ impl Render for PruneReport {
                         vec![
                             c.name.clone(),
                             c.branch.clone(),
-                            c.created_at.clone(),
+                            c.recorded_created_at.clone(),
                             c.age_days.map(|d| d.to_string()).unwrap_or_default(),
                             note(c),
                         ]

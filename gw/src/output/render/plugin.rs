@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{json_line, json_pretty, lines, path_str, value};
 use crate::action::NextAction;
-use crate::ops::plugin::{Origin, PluginListReport, PluginReport};
+use crate::ops::plugin::{Origin, PluginListReport, PluginOutcome, PluginReport};
 use crate::output::{DataFormat, Printer, Render, Role};
 
 impl Render for PluginListReport {
@@ -63,9 +63,13 @@ impl Render for PluginReport {
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let (name, path) = (&self.name, self.path.display());
         let line = match self.outcome {
-            "removed" => format!("Removed plugin {name} ({path})"),
-            "replaced" => format!("Replaced plugin {name} ({path}); run it with `gw {name}`"),
-            _ => format!("Installed plugin {name} ({path}); run it with `gw {name}`"),
+            PluginOutcome::Removed => format!("Removed plugin {name} ({path})"),
+            PluginOutcome::Replaced => {
+                format!("Replaced plugin {name} ({path}); run it with `gw {name}`")
+            }
+            PluginOutcome::Installed => {
+                format!("Installed plugin {name} ({path}); run it with `gw {name}`")
+            }
         };
         p.message(Role::Success, &line)
     }
