@@ -64,6 +64,11 @@ fn sync_skips_a_dirty_repo_and_rebases_the_others() {
     assert_eq!(repo(&r, "api")["outcome"], "rebased");
     let w = repo(&r, "web");
     assert_eq!(w["outcome"], "skipped");
+    assert_eq!(w["commits"], serde_json::Value::Null);
+    assert!(
+        w["unknown"]["commits"].as_str().unwrap().contains("dirty"),
+        "a null says why: {w:#}"
+    );
     assert!(w["detail"].as_str().unwrap().contains("dirty"), "{w:#}");
     let warnings = doc["warnings"].as_array().expect("warnings");
     assert!(

@@ -7,6 +7,7 @@
 //! branch, index and files back exactly as they were; the repository is then `failed`,
 //! with the commands that show and reproduce the conflict as next actions.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -43,6 +44,9 @@ pub struct RepoSync {
     /// detached HEAD).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub switched_from: Option<Option<String>>,
+    /// For each field that is `null` because it could not be determined, the reason.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unknown: BTreeMap<&'static str, String>,
     #[serde(skip)]
     pub warnings: Vec<String>,
     /// Commands that help with this repository (shown when it failed or was skipped).
@@ -63,6 +67,7 @@ impl RepoSync {
             base: None,
             commits: None,
             switched_from: None,
+            unknown: BTreeMap::new(),
             warnings: Vec::new(),
             actions: Vec::new(),
         }
@@ -138,7 +143,23 @@ pub fn sync(ctx: &Ctx<'_>, opts: SyncOptions) -> Result<SyncReport> {
 
 /// Builds the report of a sync or reset: warnings for skipped repositories and, when any
 /// failed, the failure that makes the command exit non-zero.
-pub fn report(ws: &Workspace, repos: Vec<RepoSync>, command: &str) -> SyncReport {
+pub fn report(ws: &Workspace, mut repos: Vec<RepoSync>, command: &str) -> SyncReport {
+    for r in repos.iter_mut() {
+        // A repository that stopped early has no base or count: say why.
+        let why = format!(
+            "not determined: {}",
+            r.result
+                .detail
+                .as_deref()
+                .unwrap_or(r.result.outcome.as_str())
+        );
+        if r.base.is_none() {
+            r.unknown.insert("base", why.clone());
+        }
+        if r.commits.is_none() {
+            r.unknown.insert("commits", why);
+        }
+    }
     let mut warnings = Vec::new();
     for r in &repos {
         warnings.extend(r.warnings.iter().cloned());
