@@ -189,21 +189,44 @@ impl TestEnv {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("gw runs");
-        child
+        // gw may exit without reading stdin (a usage error): a closed pipe is not a failure.
+        match child
             .stdin
             .take()
             .expect("stdin")
             .write_all(input.as_bytes())
-            .expect("write stdin");
+        {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => panic!("write stdin: {e}"),
+            _ => {}
+        }
         Run::from(
             format!("gw {}", args.join(" ")),
             child.wait_with_output().expect("gw runs"),
         )
     }
 
+    /// Runs `gw args` from `cwd` with extra environment variables.
+    pub fn gw_env(&self, cwd: &Path, args: &[&str], vars: &[(&str, &str)]) -> Run {
+        let mut cmd = self.gw_cmd(args);
+        cmd.current_dir(cwd);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        Run::from(
+            format!("gw {}", args.join(" ")),
+            cmd.output().expect("gw runs"),
+        )
+    }
+
     /// Runs a shell line with the hermetic environment (PATH includes the gw under test).
     pub fn sh(&self, cwd: &Path, script: &str) -> Run {
-        let mut cmd = Command::new("sh");
+        self.shell("sh", cwd, script)
+    }
+
+    /// Runs `script` with `shell -c` (bash, zsh, fish, nu…) and the hermetic environment;
+    /// PATH includes the gw under test.
+    pub fn shell(&self, shell: &str, cwd: &Path, script: &str) -> Run {
+        let mut cmd = Command::new(shell);
         self.hermetic(&mut cmd);
         let bin_dir = gw_bin().parent().expect("bin dir");
         let path = format!(
@@ -216,7 +239,10 @@ impl TestEnv {
             .arg(script)
             .current_dir(cwd)
             .stdin(Stdio::null());
-        Run::from(format!("sh -c {script}"), cmd.output().expect("sh runs"))
+        Run::from(
+            format!("{shell} -c {script}"),
+            cmd.output().expect("shell runs"),
+        )
     }
 
     /// Runs git with the hermetic environment; panics on failure.
@@ -350,7 +376,7 @@ impl TestEnv {
     /// A worktree's exact state: every file's bytes, `HEAD` and `git status --porcelain`.
     pub fn worktree_state(&self, dir: &Path) -> WorktreeState {
         WorktreeState {
-            files: snapshot(dir),
+            files: file_contents(dir),
             head: self.git(dir, &["rev-parse", "HEAD"]),
             branch: self.git(dir, &["branch", "--show-current"]),
             status: self.git(dir, &["status", "--porcelain", "--untracked-files=all"]),
@@ -359,6 +385,97 @@ impl TestEnv {
 
     pub fn workspace_dir(&self) -> PathBuf {
         self.grove_home.join("workspaces")
+    }
+
+    /// The directory of workspace `name`.
+    pub fn ws(&self, name: &str) -> PathBuf {
+        self.workspace_dir().join(name)
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.grove_home.join("config.toml")
+    }
+
+    pub fn state_path(&self) -> PathBuf {
+        self.grove_home.join("state.json")
+    }
+
+    /// Appends TOML to `config.toml` (hooks, presets).
+    pub fn append_config(&self, toml: &str) {
+        let mut text = std::fs::read_to_string(self.config_path()).unwrap_or_default();
+        text.push('\n');
+        text.push_str(toml);
+        std::fs::write(self.config_path(), text).expect("write config.toml");
+    }
+
+    /// `gw create NAME -b BRANCH -r REPOS --format json`, asserting success; the result.
+    #[track_caller]
+    pub fn create(&self, name: &str, branch: &str, repos: &str) -> Value {
+        self.gw(&[
+            "create", name, "-b", branch, "-r", repos, "--format", "json",
+        ])
+        .success()
+        .result()
+    }
+
+    /// The local branches of the repository at `dir`, sorted.
+    pub fn branches(&self, dir: &Path) -> Vec<String> {
+        let out = self.git(
+            dir,
+            &["for-each-ref", "--format=%(refname:short)", "refs/heads"],
+        );
+        let mut v: Vec<String> = out.lines().map(String::from).collect();
+        v.sort();
+        v
+    }
+
+    /// Whether `branch` exists locally in the repository at `dir`.
+    pub fn has_branch(&self, dir: &Path, branch: &str) -> bool {
+        self.branches(dir).iter().any(|b| b == branch)
+    }
+
+    /// Everything grove could change on disk: `state.json`, `config.toml`, the workspace
+    /// directory's tree, the repos directory's entries, and every repository's branches
+    /// (with their commits) and worktree registrations. Compare two snapshots to prove
+    /// that a command changed nothing.
+    pub fn snapshot(&self) -> Snapshot {
+        let read = |p: PathBuf| std::fs::read(p).ok();
+        let mut repos = Vec::new();
+        let mut entries = Vec::new();
+        if let Ok(rd) = std::fs::read_dir(&self.repos) {
+            let mut dirs: Vec<PathBuf> = rd.map(|e| e.unwrap().path()).collect();
+            dirs.sort();
+            for repo in dirs {
+                entries.push(repo.file_name().unwrap().to_string_lossy().into_owned());
+                if !repo.join(".git").is_dir() {
+                    continue;
+                }
+                let refs = self.git(
+                    &repo,
+                    &[
+                        "for-each-ref",
+                        "--format=%(refname) %(objectname)",
+                        "refs/heads",
+                    ],
+                );
+                let wts = self.git(&repo, &["worktree", "list", "--porcelain"]);
+                repos.push((s(&repo).to_string(), refs, wts));
+            }
+        }
+        Snapshot {
+            state: read(self.state_path()),
+            config: read(self.config_path()),
+            workspaces: tree(&self.workspace_dir(), 2),
+            repo_entries: entries,
+            repos,
+        }
+    }
+
+    /// Asserts that nothing grove could change differs from `before`.
+    #[track_caller]
+    pub fn assert_unchanged(&self, before: &Snapshot) {
+        let now = self.snapshot();
+        assert_eq!(&now, before, "the command changed something on disk");
     }
 
     /// `state.json` parsed.
@@ -384,12 +501,21 @@ impl TestEnv {
                 ));
             }
         }
-        let mut actual = Vec::new();
-        for entry in std::fs::read_dir(&self.repos).unwrap() {
-            let repo = entry.unwrap().path();
-            if !repo.join(".git").is_dir() {
-                continue;
+        // Every repository under `repos/`, and every source repository state names (which
+        // may be nested deeper, or elsewhere).
+        let mut sources: Vec<PathBuf> = std::fs::read_dir(&self.repos)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join(".git").is_dir())
+            .collect();
+        for (src, _, _) in &expected {
+            let p = PathBuf::from(src);
+            if p.join(".git").is_dir() && !sources.contains(&p) {
+                sources.push(p);
             }
+        }
+        let mut actual = Vec::new();
+        for repo in sources {
             let list = self.git(&repo, &["worktree", "list", "--porcelain"]);
             for block in list.split("\n\n").skip(1) {
                 let mut path = String::new();
@@ -421,6 +547,37 @@ impl TestEnv {
     }
 }
 
+/// What [`TestEnv::snapshot`] captures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    pub state: Option<Vec<u8>>,
+    pub config: Option<Vec<u8>>,
+    pub workspaces: Vec<String>,
+    pub repo_entries: Vec<String>,
+    pub repos: Vec<(String, String, String)>,
+}
+
+/// The relative paths under `root`, down to `depth` levels (hidden entries included),
+/// sorted; empty when `root` does not exist.
+pub fn tree(root: &Path, depth: usize) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<String>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            out.push(s(p.strip_prefix(root).unwrap()).to_string());
+            if depth > 1 && e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                walk(root, &p, depth - 1, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, depth, &mut out);
+    out.sort();
+    out
+}
+
 /// What [`TestEnv::worktree_state`] records.
 #[derive(Debug, PartialEq, Eq)]
 pub struct WorktreeState {
@@ -431,7 +588,7 @@ pub struct WorktreeState {
 }
 
 /// Every file below `dir` except `.git`, relative path and content, sorted by path.
-pub fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+pub fn file_contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();

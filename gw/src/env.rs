@@ -31,6 +31,9 @@ pub struct Env {
     /// `GIT_SSH_COMMAND` for git: `ssh -o BatchMode=yes` (so ssh fails instead of
     /// prompting), or `None` when the user set `GIT_SSH_COMMAND` or `GIT_SSH` themselves.
     pub ssh_command: Option<String>,
+    /// The running `gw` executable, for spawning grove's own background work; `None` when
+    /// grove runs inside another program (tests), where that work is done in-process.
+    pub exe: Option<PathBuf>,
 }
 
 impl Env {
@@ -59,6 +62,7 @@ impl Env {
                 .and_then(|v| v.parse().ok()),
             ssh_command: (var("GIT_SSH_COMMAND").is_none() && var("GIT_SSH").is_none())
                 .then(|| "ssh -o BatchMode=yes".to_string()),
+            exe: std::env::current_exe().ok(),
             home,
         }
     }
@@ -76,6 +80,7 @@ impl Env {
             shell: None,
             lock_timeout_ms: None,
             ssh_command: None,
+            exe: None,
         }
     }
 

@@ -26,10 +26,12 @@ pub enum Code {
     WorktreeExists,
     BranchConflict,
     WorktreeDirty,
+    StateChanged,
     NotInitialized,
     GitFailed,
     HookFailed,
     CorruptState,
+    RecoveryPending,
     PermissionDenied,
     Transient,
     Cancelled,
@@ -48,10 +50,12 @@ impl Code {
         Code::WorktreeExists,
         Code::BranchConflict,
         Code::WorktreeDirty,
+        Code::StateChanged,
         Code::NotInitialized,
         Code::GitFailed,
         Code::HookFailed,
         Code::CorruptState,
+        Code::RecoveryPending,
         Code::PermissionDenied,
         Code::Transient,
         Code::Cancelled,
@@ -69,8 +73,13 @@ impl Code {
             Code::WorkspaceExists
             | Code::WorktreeExists
             | Code::BranchConflict
-            | Code::WorktreeDirty => 4,
-            Code::NotInitialized | Code::GitFailed | Code::HookFailed | Code::CorruptState => 5,
+            | Code::WorktreeDirty
+            | Code::StateChanged => 4,
+            Code::NotInitialized
+            | Code::GitFailed
+            | Code::HookFailed
+            | Code::CorruptState
+            | Code::RecoveryPending => 5,
             Code::PermissionDenied => 6,
             Code::Transient => 7,
             Code::Cancelled => 8,
@@ -89,10 +98,12 @@ impl Code {
             Code::WorktreeExists => "WORKTREE_EXISTS",
             Code::BranchConflict => "BRANCH_CONFLICT",
             Code::WorktreeDirty => "WORKTREE_DIRTY",
+            Code::StateChanged => "STATE_CHANGED",
             Code::NotInitialized => "NOT_INITIALIZED",
             Code::GitFailed => "GIT_FAILED",
             Code::HookFailed => "HOOK_FAILED",
             Code::CorruptState => "CORRUPT_STATE",
+            Code::RecoveryPending => "RECOVERY_PENDING",
             Code::PermissionDenied => "PERMISSION_DENIED",
             Code::Transient => "TRANSIENT",
             Code::Cancelled => "CANCELLED",

@@ -172,6 +172,23 @@ pub fn open_lock_file(path: &Path) -> Result<File> {
     )
 }
 
+/// Moves the process out of `dir` (to its parent) when its current directory is inside it,
+/// before `dir` is removed.
+///
+/// gix resolves every repository it opens against the process's current directory and
+/// fails once that directory is gone, which happens when a command run from inside a
+/// workspace deletes it (`gw create --replace`, `gw delete` of several names).
+pub fn step_out_of(dir: &Path) {
+    let Some(parent) = dir.parent() else { return };
+    let inside = match std::env::current_dir() {
+        Ok(cwd) => canonical(&cwd).starts_with(canonical(dir)),
+        Err(_) => true,
+    };
+    if inside {
+        let _ = std::env::set_current_dir(parent);
+    }
+}
+
 /// Resolves symlinks; falls back to the path itself when it cannot be resolved.
 pub fn canonical(path: &Path) -> PathBuf {
     fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())

@@ -111,12 +111,18 @@ pub enum Error {
     },
 }
 
+/// The one line of a failed command's stderr that goes into its (one-line) error
+/// message: the first `fatal:` or `error:` line, where git states the reason, else the
+/// last non-empty line. The whole stderr stays in [`Error::Failed`].
 fn fmt_tail(s: &str) -> String {
-    let t = s.trim();
-    if t.is_empty() {
-        String::new()
-    } else {
-        format!(": {t}")
+    let lines: Vec<&str> = s.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let reason = lines
+        .iter()
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or(lines.last());
+    match reason {
+        Some(l) => format!(": {l}"),
+        None => String::new(),
     }
 }
 
@@ -201,6 +207,9 @@ impl Cmd {
         c.args(&self.args)
             .current_dir(&self.cwd)
             .stdin(Stdio::null());
+        for (k, v) in &defaults().env {
+            c.env(k, v);
+        }
         for (k, v) in &self.envs {
             c.env(k, v);
         }
@@ -405,6 +414,8 @@ fn kill_group(child: &mut Child, own_group: bool) {
 pub struct Defaults {
     /// `GIT_SSH_COMMAND` to pass to git (None keeps the user's own).
     pub ssh_command: Option<String>,
+    /// Extra environment for every process (tests use it to keep git hermetic).
+    pub env: Vec<(String, String)>,
 }
 
 static DEFAULTS: std::sync::OnceLock<Defaults> = std::sync::OnceLock::new();
@@ -417,7 +428,40 @@ pub fn set_defaults(d: Defaults) {
 fn defaults() -> &'static Defaults {
     DEFAULTS.get_or_init(|| Defaults {
         ssh_command: Some("ssh -o BatchMode=yes".into()),
+        env: Vec::new(),
     })
+}
+
+/// Settings that keep git away from the host's configuration and identity, for tests that
+/// run grove in-process.
+pub fn hermetic_env() -> Vec<(String, String)> {
+    [
+        ("GIT_CONFIG_GLOBAL", "/dev/null"),
+        ("GIT_CONFIG_SYSTEM", "/dev/null"),
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+        ("GIT_CONFIG_COUNT", "2"),
+        ("GIT_CONFIG_KEY_0", "init.defaultBranch"),
+        ("GIT_CONFIG_VALUE_0", "main"),
+        ("GIT_CONFIG_KEY_1", "advice.detachedHead"),
+        ("GIT_CONFIG_VALUE_1", "false"),
+        ("GIT_AUTHOR_NAME", "Grove Test"),
+        ("GIT_AUTHOR_EMAIL", "test@grove.invalid"),
+        ("GIT_COMMITTER_NAME", "Grove Test"),
+        ("GIT_COMMITTER_EMAIL", "test@grove.invalid"),
+        ("GIT_TERMINAL_PROMPT", "0"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+/// Makes every process this test binary starts hermetic (see [`hermetic_env`]).
+#[cfg(test)]
+pub fn hermetic() {
+    set_defaults(Defaults {
+        ssh_command: None,
+        env: hermetic_env(),
+    });
 }
 
 /// The last `n` lines of `text`.
@@ -444,6 +488,20 @@ mod tests {
 
     fn tmp() -> PathBuf {
         std::env::temp_dir()
+    }
+
+    #[test]
+    fn a_failure_message_is_one_line_with_the_reason() {
+        let stderr = "Cloning into 'x'...\nfatal: 'x' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\n";
+        assert_eq!(
+            fmt_tail(stderr),
+            ": fatal: 'x' does not appear to be a git repository"
+        );
+        assert_eq!(
+            fmt_tail("warming up\nsomething broke\n\n"),
+            ": something broke"
+        );
+        assert_eq!(fmt_tail(" \n"), "");
     }
 
     #[test]

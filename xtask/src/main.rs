@@ -3,8 +3,10 @@
 //! - `cargo xtask ci`   formatting, clippy and every test (what `.ci/run` runs)
 //! - `cargo xtask e2e`  the end-to-end suite against the release binary
 //! - `cargo xtask demo` a guided tour on three sample repositories
+//! - `cargo xtask bench` hot paths timed as ratios against git baselines
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
 
+mod bench;
 mod demo;
 mod util;
 
@@ -16,6 +18,7 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("e2e") => e2e(&args[1..]),
         Some("demo") => demo::run(),
+        Some("bench") => bench::run(&args[1..]),
         Some("-h" | "--help") | None => {
             println!("{}", USAGE);
             Ok(())
@@ -36,7 +39,8 @@ const USAGE: &str = "usage: cargo xtask <task>
 tasks:
   ci      cargo fmt --check, clippy -D warnings, the unit and e2e tests
   e2e     build the release gw and run the e2e suite against it
-  demo    walk a workspace through its lifecycle on three sample repositories";
+  demo    walk a workspace through its lifecycle on three sample repositories
+  bench   time grove's hot paths against git baselines [--quick] [--json FILE] [--scaling]";
 
 fn ci() -> Result<(), String> {
     let root = util::project_root();

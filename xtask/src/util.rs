@@ -77,7 +77,16 @@ pub fn test_with_env(
     }
 }
 
-/// Builds `bin` with the release profile and returns the executable's path.
+/// The package that builds binary `bin` (`gw` → `gw`, `gw-migrate` → `migrate`).
+pub fn package_of(bin: &str) -> &str {
+    match bin {
+        "gw-migrate" => "migrate",
+        other => other,
+    }
+}
+
+/// Builds `bin` with the release profile and returns the executable's path. The package is
+/// named (`-p`), so features resolve exactly as `cargo install --path <package>` does.
 pub fn build_release(root: &Path, bin: &str) -> Result<PathBuf, String> {
     let out = Command::new(cargo_bin())
         .args([
@@ -85,6 +94,8 @@ pub fn build_release(root: &Path, bin: &str) -> Result<PathBuf, String> {
             "--release",
             "--locked",
             "--message-format=json-render-diagnostics",
+            "-p",
+            package_of(bin),
             "--bin",
             bin,
         ])
@@ -107,4 +118,33 @@ pub fn build_release(root: &Path, bin: &str) -> Result<PathBuf, String> {
         }
     }
     Err(format!("cargo reported no executable for {bin}"))
+}
+
+/// cargo's target directory for this workspace.
+pub fn target_dir(root: &Path) -> Result<PathBuf, String> {
+    let meta = cargo_metadata::MetadataCommand::new()
+        .manifest_path(root.join("Cargo.toml"))
+        .no_deps()
+        .exec()
+        .map_err(|e| e.to_string())?;
+    Ok(meta.target_directory.into_std_path_buf())
+}
+
+/// The commit checked out at `root` (with `-dirty` when the work tree has changes).
+pub fn git_head(root: &Path) -> String {
+    let run = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .output()
+            .ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default()
+    };
+    let head = run(&["rev-parse", "HEAD"]);
+    if run(&["status", "--porcelain", "--untracked-files=no"]).is_empty() {
+        head
+    } else {
+        format!("{head}-dirty")
+    }
 }

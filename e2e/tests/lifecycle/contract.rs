@@ -104,6 +104,44 @@ fn every_error_code_has_its_exit_class() {
         5,
     );
 
+    // A pre_delete hook that changes the workspace behind grove's back.
+    let changed = TestEnv::with_repos(&["api"]);
+    changed
+        .gw(&["create", "c", "-b", "c", "-r", "api"])
+        .success();
+    let config = changed.grove_home.join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(
+        r#"
+[hooks]
+pre_delete = '''sed -i 's/"created_at": "[^"]*"/"created_at": "2000-01-01T00:00:00"/' "$GROVE_HOME/state.json"'''
+"#,
+    );
+    std::fs::write(&config, text).unwrap();
+    check(&changed, &["delete", "c"], "STATE_CHANGED", 4);
+    assert!(
+        changed.workspace_dir().join("c").exists(),
+        "nothing was deleted"
+    );
+
+    // An interrupted operation on a workspace, waiting for `gw doctor --fix`.
+    let pending = TestEnv::with_repos(&["api"]);
+    let ops = pending.grove_home.join("operations");
+    std::fs::create_dir_all(&ops).unwrap();
+    let id = "20260101T000000000000000-1-0-create-p";
+    let record = serde_json::json!({
+        "version": 1, "id": id, "kind": "create", "workspace": "p", "pid": 1,
+        "started_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+        "phase": "running", "steps": []
+    });
+    std::fs::write(ops.join(format!("{id}.json")), record.to_string()).unwrap();
+    check(
+        &pending,
+        &["create", "p", "-b", "p", "-r", "api"],
+        "RECOVERY_PENDING",
+        5,
+    );
+
     // A state file that is not JSON, and one that is not a file at all.
     let corrupt = TestEnv::with_repos(&["api"]);
     std::fs::write(corrupt.grove_home.join("state.json"), "{not json").unwrap();

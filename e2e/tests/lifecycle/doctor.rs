@@ -193,3 +193,84 @@ fn doctor_reports_unreadable_files_and_never_overwrites_them() {
     assert_eq!(std::fs::read_to_string(&config).unwrap(), "repo_dirs = [\n");
     env.assert_git_agrees_with_state();
 }
+
+#[test]
+fn doctor_fix_rolls_back_an_interrupted_rename() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    env.gw(&["create", "a", "-b", "feat/a", "-r", "api,web"])
+        .success();
+    let old = env.workspace_dir().join("a");
+    let new = env.workspace_dir().join("b");
+    // A rename killed after it moved the directory: its journal says so, and the
+    // directory is where the rename left it ...
+    std::fs::rename(&old, &new).unwrap();
+    let ops = env.grove_home.join("operations");
+    std::fs::create_dir_all(&ops).unwrap();
+    let id = "20260101T000000000000000-1-0-rename-a";
+    let step = |action: &str, extra: Value| {
+        let mut v = serde_json::json!({ "action": action, "status": "done" });
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        v
+    };
+    let mut steps = Vec::new();
+    for repo in ["api", "web"] {
+        steps.push(step(
+            "repair_worktrees",
+            serde_json::json!({ "repo": repo, "source": s(&env.repos.join(repo)), "paths": [s(&old.join(repo))] }),
+        ));
+    }
+    steps.push(step(
+        "move_dir",
+        serde_json::json!({ "from": s(&old), "to": s(&new) }),
+    ));
+    // ... and after git was told where the worktrees went.
+    for repo in ["api", "web"] {
+        env.git(
+            &env.repos.join(repo),
+            &["worktree", "repair", s(&new.join(repo))],
+        );
+        steps.push(step(
+            "repair_worktrees",
+            serde_json::json!({ "repo": repo, "source": s(&env.repos.join(repo)), "paths": [s(&new.join(repo))] }),
+        ));
+    }
+    let record = serde_json::json!({
+        "version": 1, "id": id, "kind": "rename", "workspace": "a", "also": ["b"], "pid": 1,
+        "started_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+        "phase": "running", "steps": steps,
+    });
+    std::fs::write(ops.join(format!("{id}.json")), record.to_string()).unwrap();
+
+    let run = env.gw(&["sync", "a", "--format", "json"]).code(5);
+    assert_eq!(run.error_code(), "RECOVERY_PENDING");
+    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let op = r["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["kind"] == "interrupted_operation")
+        .unwrap_or_else(|| panic!("{r:#}"));
+    assert_eq!(op["workspace"], "a");
+    assert_eq!(op["fixable"], true);
+
+    let r = env
+        .gw(&["doctor", "--fix", "--format", "json"])
+        .success()
+        .result();
+    assert_eq!(r["issues"][0]["kind"], "interrupted_operation", "{r:#}");
+    assert_eq!(r["issues"][0]["outcome"], "fixed", "{r:#}");
+    assert!(
+        old.join("api").is_dir() && !new.exists(),
+        "the directory is back"
+    );
+    assert_eq!(
+        env.git(&old.join("web"), &["branch", "--show-current"]),
+        "feat/a"
+    );
+    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    assert_eq!(kinds(&r), Vec::<String>::new(), "{r:#}");
+    env.gw(&["sync", "a"]).success();
+    env.assert_git_agrees_with_state();
+}

@@ -2,14 +2,25 @@
 #![allow(clippy::disallowed_methods)]
 
 mod add_remove_repo;
+mod concurrency;
 mod contract;
+mod create;
+mod delete;
 mod doctor;
+mod errors;
+mod go_shell;
+mod gofixtures;
+mod hooks;
+mod init;
+mod list;
+mod machine;
 mod plugins;
 mod prune;
 mod rename;
 mod reset;
 mod schemas;
 mod smoke;
+mod status;
 mod sync;
 
 /// Every file in this directory is declared above, so none is silently skipped.

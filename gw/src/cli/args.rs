@@ -9,6 +9,7 @@ use super::commands::daily::{AddRepoArgs, RemoveRepoArgs, RenameArgs, ResetArgs,
 use super::commands::plugin::PluginArgs;
 use super::commands::setup::{
     AddDirArgs, CompletionsArgs, InitArgs, PresetArgs, RemoveDirArgs, SchemaArgs, ShellInitArgs,
+    UnlinkTrashArgs,
 };
 use super::commands::workspace::{
     ContextArgs, CreateArgs, DeleteArgs, GoArgs, ListArgs, StatusArgs, WsArgs,
@@ -75,6 +76,8 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the JSON Schemas of machine-mode output (the envelope and each command's result)
     Schema(SchemaArgs),
+    #[command(hide = true)]
+    UnlinkTrash(UnlinkTrashArgs),
     /// Rebase every repository of a workspace onto its base branch
     Sync(SyncArgs),
     /// Put every repository back on the workspace's branch, then sync it

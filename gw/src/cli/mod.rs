@@ -77,6 +77,7 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
     };
     crate::proc::set_defaults(crate::proc::Defaults {
         ssh_command: env.ssh_command.clone(),
+        env: Vec::new(),
     });
     let events = StderrEvents::new(cli.verbose, env.no_color, machine);
     let mut ctx = Ctx::new(&env, &events);

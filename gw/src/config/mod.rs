@@ -90,9 +90,9 @@ impl Config {
             path: path.to_path_buf(),
             detail,
         };
-        let doc =
-            toml_edit::Document::parse(text.to_string()).map_err(|e| invalid(e.to_string()))?;
         let r = Reader::new(text);
+        let doc = toml_edit::Document::parse(text.to_string())
+            .map_err(|e| invalid(r.syntax_error(&e)))?;
         let root = doc.as_table();
 
         let mut repo_dirs = Vec::new();
@@ -155,12 +155,31 @@ impl Config {
             .as_table()
             .key("repos_dir")
             .and_then(|k| k.leaf_decor().prefix().cloned());
+        let had_repo_dirs = self.doc.contains_key("repo_dirs");
+        // The keys written after the old one, moved behind the new one below so that it
+        // takes the old key's place (a comment heading the file stays at the top).
+        let after: Vec<String> = self
+            .doc
+            .as_table()
+            .iter()
+            .map(|(k, item)| (k.to_string(), item.is_value()))
+            .skip_while(|(k, _)| k != "repos_dir")
+            .skip(1)
+            .filter(|(_, is_value)| *is_value)
+            .map(|(k, _)| k)
+            .collect();
         self.doc.remove("repos_dir");
         let dirs = self.repo_dirs.clone();
         self.set_repo_dirs(dirs);
-        if let (Some(prefix), Some(mut key)) =
-            (prefix, self.doc.as_table_mut().key_mut("repo_dirs"))
-        {
+        let root = self.doc.as_table_mut();
+        if !had_repo_dirs {
+            for k in &after {
+                if let Some((key, item)) = root.remove_entry(k) {
+                    root.insert_formatted(&key, item);
+                }
+            }
+        }
+        if let (Some(prefix), Some(mut key)) = (prefix, root.key_mut("repo_dirs")) {
             key.leaf_decor_mut().set_prefix(prefix);
         }
     }
@@ -347,6 +366,21 @@ command = "zellij action close-pane"
             "{written}"
         );
         assert!(written.contains("# old"), "{written}");
+
+        // The new key takes the old one's place: a comment heading the file stays on top.
+        fsx::write_atomic(
+            &home.config(),
+            b"# header\nrepos_dir = \"/legacy/src\"\nworkspace_dir = \"/ws\"\n\n[presets.a]\nrepos = [\"x\"]\n",
+        )
+        .unwrap();
+        Config::load(&home, &env).unwrap();
+        let written = fsx::read(&home.config()).unwrap();
+        assert!(
+            written
+                .starts_with("# header\nrepo_dirs = [\"/legacy/src\"]\nworkspace_dir = \"/ws\"\n"),
+            "{written}"
+        );
+        assert!(written.contains("[presets.a]"), "{written}");
     }
 
     #[test]

@@ -38,8 +38,8 @@ impl RepoConfig {
     }
 
     pub fn parse(text: &str) -> Result<RepoConfig, String> {
-        let doc = toml_edit::Document::parse(text.to_string()).map_err(|e| e.to_string())?;
         let r = Reader::new(text);
+        let doc = toml_edit::Document::parse(text.to_string()).map_err(|e| r.syntax_error(&e))?;
         let root = doc.as_table();
         let list = |key: &str| -> Result<Vec<String>, String> {
             match root.get(key) {

@@ -27,6 +27,22 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A TOML syntax error on one line (`line N: message`), for a one-line error message;
+    /// toml_edit's own rendering spans several lines with a source excerpt.
+    pub fn syntax_error(&self, e: &toml_edit::TomlError) -> String {
+        let message = e
+            .message()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ");
+        match e.span() {
+            Some(span) => format!("line {}: {message}", self.line(span.start)),
+            None => message,
+        }
+    }
+
     fn line(&self, offset: usize) -> usize {
         self.text[..offset.min(self.text.len())]
             .matches('\n')

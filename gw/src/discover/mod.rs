@@ -164,6 +164,7 @@ mod tests {
     use crate::proc::Cmd;
 
     fn git_init(p: &Path) {
+        crate::proc::hermetic();
         fsx::create_dir_all(p).unwrap();
         Cmd::git(p).args(["init", "-q"]).check().unwrap();
     }

@@ -94,6 +94,25 @@ pub fn clone(url: &str, dest: &Path, cwd: &Path) -> Result<(), Error> {
     Ok(())
 }
 
+/// `git switch` in the worktree at `path` to `target` (a branch, or a commit with `detach`).
+pub fn switch(path: &Path, target: &str, detach: bool) -> Result<(), Error> {
+    let mut cmd = Cmd::git(path);
+    cmd.args(["switch", "--quiet"]);
+    if detach {
+        cmd.arg("--detach");
+    }
+    cmd.arg(target).check()?;
+    Ok(())
+}
+
+/// Creates `branch` at `at` (a commit) without checking it out.
+pub fn branch_create(source: &Path, branch: &str, at: &str) -> Result<(), Error> {
+    Cmd::git(source)
+        .args(["branch", "--no-track", "--", branch, at])
+        .check()?;
+    Ok(())
+}
+
 /// How a `git rebase` ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rebase {
@@ -141,15 +160,12 @@ pub fn rebase_abort(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// `git switch` to `branch` in the worktree at `path`; `discard` throws away changes to
-/// tracked files that would block the switch (untracked files are never touched).
-pub fn switch(path: &Path, branch: &str, discard: bool) -> Result<(), Error> {
-    let mut cmd = Cmd::git(path);
-    cmd.args(["switch", "--quiet"]);
-    if discard {
-        cmd.arg("--discard-changes");
-    }
-    cmd.args(["--", branch]).check()?;
+/// Throws away changes to tracked files (index and working tree back to HEAD), as
+/// `git switch --discard-changes` would; untracked files are not touched.
+pub fn discard_changes(path: &Path) -> Result<(), Error> {
+    Cmd::git(path)
+        .args(["reset", "--hard", "--quiet", "HEAD"])
+        .check()?;
     Ok(())
 }
 

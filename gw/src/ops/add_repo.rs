@@ -1,10 +1,11 @@
 //! `gw add-repo`: add repositories (names or git URLs) to an existing workspace.
 //!
 //! Idempotent: a repository already in the workspace is `already_present`. All or nothing
-//! for the rest: every new worktree is planned and validated first; if adding any of them
-//! fails, everything this invocation added (worktrees, and branches it created) is removed
-//! again and state is left untouched, so no half-added repository remains. Setup commands
-//! run for the new repositories after they are recorded.
+//! for the rest: under the workspace lock, every new worktree is planned and validated
+//! first; the worktrees are then added in one transaction (`ops::tx`), and if adding any of
+//! them fails, everything this invocation added (worktrees, branches it created, clones of
+//! git URLs) is removed again and state is left untouched, so no half-added repository
+//! remains. Setup commands run for the new repositories after they are recorded.
 
 use std::path::PathBuf;
 
@@ -16,9 +17,10 @@ use crate::fsx;
 use crate::git;
 use crate::ops::create::{self, RepoPlan, SetupResult};
 use crate::ops::repos::{self, Chosen};
+use crate::ops::tx::{self, Tx, Undo};
 use crate::ops::{Ctx, Outcome, RepoResult, resolve};
-use crate::parallel;
-use crate::state::RepoEntry;
+use crate::state::journal::{Action, Kind};
+use crate::state::{RepoEntry, Workspace};
 
 #[derive(Debug, Clone)]
 pub struct AddRepoOptions {
@@ -57,8 +59,13 @@ impl AddRepoReport {
 /// `gw add-repo [NAME] -r …`.
 pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
     let config = ctx.config()?;
-    let state = ctx.state()?;
-    let ws = resolve::workspace(&state, opts.name.as_deref(), &ctx.env.cwd)?.clone();
+    let name = resolve::workspace(&ctx.state()?, opts.name.as_deref(), &ctx.env.cwd)?
+        .name
+        .clone();
+    // Held from validation to the state commit, so a concurrent change of this workspace
+    // waits for this one.
+    let locks = tx::lock_workspaces(ctx, &[&name])?;
+    let ws = resolve::by_name(&ctx.state()?, &name)?.clone();
     if !ws.path.is_dir() {
         return Err(Error::new(
             Code::WorkspaceNotFound,
@@ -76,8 +83,95 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
     }
     let discovery = repos::discover(ctx, &config);
     let chosen = repos::resolve(ctx, &config, &opts.repos, &discovery)?;
+    let planned = plan(ctx, &ws, &chosen);
+    let (results, new, plans, warnings) = match planned {
+        Ok(p) => p,
+        Err(e) => {
+            // A refused add changes nothing: not even a clone it made on the way.
+            repos::remove_clones(&chosen);
+            return Err(e);
+        }
+    };
+    let mut report = AddRepoReport {
+        workspace: ws.name.clone(),
+        path: ws.path.clone(),
+        branch: ws.branch.clone(),
+        count: results.len(),
+        repos: results,
+        setup: Vec::new(),
+        warnings,
+        failure: None,
+    };
+    if plans.is_empty() {
+        return Ok(report);
+    }
 
-    let mut results: Vec<RepoResult> = Vec::new();
+    for p in plans.iter().filter(|p| p.prune_first) {
+        // A registration whose directory is gone holds the branch; git would refuse.
+        let _lock = tx::repo_lock(ctx, &p.source)?;
+        let _ = git::worktree_prune(&p.source);
+    }
+    let mut tx = Tx::begin(ctx, locks, Kind::AddRepo, &ws.name, &[])?;
+    ctx.events
+        .progress(&format!("adding {} worktrees to {}", plans.len(), ws.name));
+    let adds: Vec<Action> = plans
+        .iter()
+        .map(|p| Action::AddWorktree {
+            repo: p.name.clone(),
+            source: p.source.clone(),
+            path: p.worktree.clone(),
+            branch: ws.branch.clone(),
+            how: p.how.clone(),
+        })
+        .collect();
+    let added = tx.run_all(adds, true);
+    let failed = added.iter().find_map(|r| r.as_ref().err()).cloned();
+    let after = with_entries(&ws, &plans);
+    let committed = match failed {
+        Some(e) => Err(e),
+        None => tx.commit(Action::SetState {
+            name: ws.name.clone(),
+            before: Some(Box::new(ws.clone())),
+            after: Some(Box::new(after.clone())),
+        }),
+    };
+    if let Err(cause) = committed {
+        let failure = fail(tx, &ws, &plans, &added, cause, &mut report.repos);
+        // Clones made for this add go too, unless a worktree of theirs had to be kept.
+        let unused: Vec<Chosen> = new
+            .into_iter()
+            .filter(|c| !fsx::exists(&ws.path.join(&c.name)))
+            .collect();
+        repos::remove_clones(&unused);
+        report.count = report.repos.len();
+        report.failure = Some(failure);
+        return Ok(report);
+    }
+    tx.finish()?;
+
+    for p in &plans {
+        report.repos.push(RepoResult {
+            repo: p.name.clone(),
+            outcome: Outcome::Added,
+            branch: ws.branch.clone(),
+            path: p.worktree.clone(),
+            detail: Some(p.describe()),
+        });
+    }
+    report.count = report.repos.len();
+    report.setup = create::run_setup(ctx, &plans, &after);
+    report
+        .warnings
+        .extend(create::record_setup(ctx, &ws.name, &report.setup));
+    Ok(report)
+}
+
+type Planned = (Vec<RepoResult>, Vec<Chosen>, Vec<RepoPlan>, Vec<String>);
+
+/// Sorts the chosen repositories into already present and new, and plans the new ones.
+/// Changes nothing but fetching.
+fn plan(ctx: &Ctx<'_>, ws: &Workspace, chosen: &[Chosen]) -> Result<Planned> {
+    let mut results = Vec::new();
     let mut new: Vec<Chosen> = Vec::new();
     for c in chosen {
         match ws.repo(&c.name) {
@@ -108,29 +202,16 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
                     "requested_source": c.path,
                 })));
             }
-            None => new.push(c),
+            None => new.push(c.clone()),
         }
     }
-    let mut report = AddRepoReport {
-        workspace: ws.name.clone(),
-        path: ws.path.clone(),
-        branch: ws.branch.clone(),
-        repos: results,
-        count: 0,
-        setup: Vec::new(),
-        warnings: Vec::new(),
-        failure: None,
-    };
     if new.is_empty() {
-        report.count = report.repos.len();
-        return Ok(report);
+        return Ok((results, new, Vec::new(), Vec::new()));
     }
-
-    // Plan and validate every new repository before touching any of them.
-    create::fetch_all(ctx, &new);
-    let mut plans: Vec<RepoPlan> = Vec::new();
+    let mut warnings = create::fetch_all(ctx, &new);
+    let mut plans = Vec::new();
     for c in &new {
-        let (plan, warnings) = create::plan_repo(c, &ws.path, &ws.branch, false, &[])?;
+        let (plan, w) = create::plan_repo(c, &ws.path, &ws.branch, false, &[])?;
         if fsx::exists(&plan.worktree) {
             return Err(Error::new(
                 Code::WorktreeExists,
@@ -143,119 +224,76 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
             .with_fix("Move it out of the way, then run `gw add-repo` again")
             .with_details(serde_json::json!({ "repo": plan.name, "path": plan.worktree })));
         }
-        report.warnings.extend(warnings);
+        warnings.extend(w);
         plans.push(plan);
     }
+    Ok((results, new, plans, warnings))
+}
 
-    ctx.events
-        .progress(&format!("adding {} worktrees to {}", plans.len(), ws.name));
-    let added = parallel::map(&plans, |p| create::add_worktree(p, &ws.branch));
-    if let Some(first) = added.iter().find_map(|r| r.as_ref().err()).cloned() {
-        report.repos.extend(rollback(&plans, &added, &ws.branch));
-        report.count = report.repos.len();
-        report.failure = Some(
-            first
-                .context(format!("cannot add to workspace `{}`", ws.name))
-                .with_fix("Nothing was added: every worktree and branch this command created was removed again")
-                .with_details(serde_json::json!({ "workspace": ws.name })),
-        );
-        return Ok(report);
-    }
+/// `ws` with the planned repositories added.
+fn with_entries(ws: &Workspace, plans: &[RepoPlan]) -> Workspace {
+    let mut after = ws.clone();
+    after.repos.extend(plans.iter().map(|p| RepoEntry {
+        repo_name: p.name.clone(),
+        source_repo: p.source.clone(),
+        worktree_path: p.worktree.clone(),
+        branch: ws.branch.clone(),
+        preserve_branch: p.preserve_branch,
+        setup: None,
+        extra: Default::default(),
+    }));
+    after
+}
 
-    let entries: Vec<RepoEntry> = plans
-        .iter()
-        .map(|p| RepoEntry {
-            repo_name: p.name.clone(),
-            source_repo: p.source.clone(),
-            worktree_path: p.worktree.clone(),
-            branch: ws.branch.clone(),
-            preserve_branch: p.preserve_branch,
-            setup: None,
-            extra: Default::default(),
-        })
-        .collect();
-    let committed = ctx.store.update(|st| {
-        let w = st
-            .find_mut(&ws.name)
-            .ok_or_else(|| resolve::not_found(&ws.name))?;
-        if let Some(e) = entries.iter().find(|e| w.repo(&e.repo_name).is_some()) {
-            return Err(Error::new(
-                Code::WorktreeExists,
-                format!(
-                    "another gw process added `{}` to `{}` meanwhile",
-                    e.repo_name, ws.name
-                ),
-            ));
-        }
-        w.repos.extend(entries.iter().cloned());
-        Ok(())
-    });
-    if let Err(e) = committed {
-        rollback(&plans, &added, &ws.branch);
-        return Err(e.context(format!("cannot add to workspace `{}`", ws.name)));
-    }
-
-    for p in &plans {
-        report.repos.push(RepoResult {
+/// Rolls the transaction back after `cause`, adds each new repository's outcome to
+/// `results` (`rolled_back`, `failed`, or `kept` when undoing would lose work) and returns
+/// the error: `RECOVERY_PENDING` when the rollback itself failed.
+fn fail(
+    tx: Tx<'_, '_>,
+    ws: &Workspace,
+    plans: &[RepoPlan],
+    added: &[Result<()>],
+    cause: Error,
+    results: &mut Vec<RepoResult>,
+) -> Error {
+    let id = tx.id().to_string();
+    let (undone, clean) = tx.rollback();
+    for (p, res) in plans.iter().zip(added) {
+        let undo = undone.iter().find_map(|(a, u)| match a {
+            Action::AddWorktree { repo, .. } if *repo == p.name => Some(u),
+            _ => None,
+        });
+        let (outcome, detail) = match (res, undo) {
+            (Err(e), Some(Undo::Undone) | None) => (Outcome::Failed, e.message.clone()),
+            (Ok(()), Some(Undo::Undone) | None) => (
+                Outcome::RolledBack,
+                "added, then removed again because another step failed".into(),
+            ),
+            (_, Some(Undo::Kept(why))) => (Outcome::Kept, why.clone()),
+            (_, Some(Undo::Failed(why))) => (Outcome::Failed, format!("rollback failed: {why}")),
+        };
+        results.push(RepoResult {
             repo: p.name.clone(),
-            outcome: Outcome::Added,
+            outcome,
             branch: ws.branch.clone(),
             path: p.worktree.clone(),
-            detail: Some(describe(p)),
+            detail: Some(detail),
         });
     }
-    report.count = report.repos.len();
-    let mut recorded = ws.clone();
-    recorded.repos.extend(entries);
-    report.setup = create::run_setup(ctx, &plans, &recorded);
-    report
-        .warnings
-        .extend(create::record_setup(ctx, &ws.name, &report.setup));
-    Ok(report)
-}
-
-fn describe(p: &RepoPlan) -> String {
-    match &p.checkout {
-        git::Checkout::NewBranch { start } => format!("new branch from {start}"),
-        git::Checkout::Existing => "existing branch checked out".into(),
-        git::Checkout::Track { remote_ref } => format!("tracking {remote_ref}"),
+    let err = cause
+        .context(format!("cannot add to workspace `{}`", ws.name))
+        .with_fix(
+            "Nothing was added: every worktree and branch this command created was removed again",
+        )
+        .with_details(serde_json::json!({ "workspace": ws.name, "operation": id }));
+    if clean {
+        err
+    } else {
+        let mut pending = tx::recovery_pending(&id, &ws.name, Kind::AddRepo);
+        pending.message = format!(
+            "{}; rolling back failed too, so {}",
+            err.message, pending.message
+        );
+        pending
     }
-}
-
-/// Removes what this invocation added (see [`create::undo_repo`]), including what a
-/// repository whose own `git worktree add` failed may have left behind.
-fn rollback(plans: &[RepoPlan], added: &[Result<()>], branch: &str) -> Vec<RepoResult> {
-    plans
-        .iter()
-        .zip(added)
-        .rev()
-        .map(|(p, res)| {
-            let problems = create::undo_repo(p, branch);
-            let (outcome, detail) = match (res, problems.is_empty()) {
-                (Err(e), true) => (Outcome::Failed, e.message.clone()),
-                (Err(e), false) => (
-                    Outcome::Failed,
-                    format!("{}; cleanup failed: {}", e.message, problems.join("; ")),
-                ),
-                (Ok(()), true) => (
-                    Outcome::RolledBack,
-                    "added, then removed again because another repository failed".into(),
-                ),
-                (Ok(()), false) => (
-                    Outcome::Failed,
-                    format!("rollback failed: {}", problems.join("; ")),
-                ),
-            };
-            RepoResult {
-                repo: p.name.clone(),
-                outcome,
-                branch: branch.to_string(),
-                path: p.worktree.clone(),
-                detail: Some(detail),
-            }
-        })
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect()
 }

@@ -29,6 +29,7 @@ pub fn ensure(ctx: &Ctx<'_>, config: &Config, url: &str, discovery: &Discovery) 
             Ok(Chosen {
                 name,
                 path: existing.path.clone(),
+                cloned: false,
             })
         } else {
             Err(conflict(
@@ -47,7 +48,11 @@ pub fn ensure(ctx: &Ctx<'_>, config: &Config, url: &str, discovery: &Discovery) 
     if fsx::exists(&dest) {
         let origin = git::Repo::open(&dest).ok().and_then(|r| r.origin_url());
         return if origin.as_deref().map(git::url::canonical).as_deref() == Some(want.as_str()) {
-            Ok(Chosen { name, path: dest })
+            Ok(Chosen {
+                name,
+                path: dest,
+                cloned: false,
+            })
         } else {
             Err(conflict(&name, &dest, origin.as_deref(), url))
         };
@@ -72,7 +77,11 @@ pub fn ensure(ctx: &Ctx<'_>, config: &Config, url: &str, discovery: &Discovery) 
         }
     }
     fsx::rename(&staging, &dest)?;
-    Ok(Chosen { name, path: dest })
+    Ok(Chosen {
+        name,
+        path: dest,
+        cloned: true,
+    })
 }
 
 fn conflict(name: &str, path: &Path, origin: Option<&str>, url: &str) -> Error {

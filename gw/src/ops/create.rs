@@ -14,11 +14,13 @@ use crate::action::NextAction;
 use crate::config::{Config, HookKind, RepoConfig};
 use crate::error::{Code, Error, Result};
 use crate::fsx;
-use crate::git::{self, Checkout};
+use crate::git;
 use crate::ops::hooks::{self, Vars};
 use crate::ops::repos::{self, Chosen};
+use crate::ops::tx::{self, Tx, Undo};
 use crate::ops::{Ctx, Outcome, RepoResult, delete, names, resolve};
 use crate::parallel;
+use crate::state::journal::{Action, BranchSource, Kind};
 use crate::state::{Blueprint, RepoEntry, SetupRecord, SetupStatus, Source, State, Workspace};
 
 /// Which repositories to put in the workspace.
@@ -84,6 +86,8 @@ pub struct CreatePlan {
     pub source: Option<Source>,
     pub blueprint: Option<Blueprint>,
     pub warnings: Vec<String>,
+    /// Repositories cloned from git URLs while planning; a failed create removes them.
+    pub cloned: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -91,7 +95,8 @@ pub struct RepoPlan {
     pub name: String,
     pub source: PathBuf,
     pub worktree: PathBuf,
-    pub checkout: Checkout,
+    /// Where the branch comes from (and, for a new branch, the commit it starts at).
+    pub how: BranchSource,
     /// The branch already existed, so it is not grove's to delete.
     pub preserve_branch: bool,
     /// A stale registration (directory gone) holds the branch; prune it first.
@@ -100,11 +105,11 @@ pub struct RepoPlan {
 }
 
 impl RepoPlan {
-    fn describe(&self) -> String {
-        match &self.checkout {
-            Checkout::NewBranch { start } => format!("new branch from {start}"),
-            Checkout::Existing => "existing branch checked out".into(),
-            Checkout::Track { remote_ref } => format!("tracking {remote_ref}"),
+    pub(crate) fn describe(&self) -> String {
+        match &self.how {
+            BranchSource::New { start, .. } => format!("new branch from {start}"),
+            BranchSource::Existing => "existing branch checked out".into(),
+            BranchSource::Track { remote_ref, .. } => format!("tracking {remote_ref}"),
         }
     }
 }
@@ -160,6 +165,12 @@ impl CreateReport {
 /// `post_create` hook.
 pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
     let config = ctx.config()?;
+    names::check_branch(&opts.branch)?;
+    let name = workspace_name(&opts);
+    names::check_workspace(&name)?;
+    // Held from before validation until the workspace is recorded, so that of two
+    // processes creating the same name, the second sees the first's result.
+    let locks = tx::lock_workspaces(ctx, &[&name])?;
     let state = ctx.state()?;
     let replacing = if opts.replace {
         let current = resolve::workspace(&state, None, &ctx.env.cwd).map_err(|e| {
@@ -199,7 +210,7 @@ pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
             ))
         })?;
     }
-    let mut report = execute(ctx, &config, plan).map_err(|e| match &replacing {
+    let mut report = execute(ctx, plan, locks).map_err(|e| match &replacing {
         Some(old) => e.context(format!(
             "workspace `{}` was already deleted, but the new one could not be created",
             old.name
@@ -238,6 +249,13 @@ pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
     Ok(report)
 }
 
+/// The workspace name: given, or derived from the branch.
+fn workspace_name(opts: &CreateOptions) -> String {
+    opts.name
+        .clone()
+        .unwrap_or_else(|| names::from_branch(&opts.branch))
+}
+
 /// Validates the inputs against the current world and decides, per repository, how its
 /// worktree will be made. Changes nothing except fetching.
 ///
@@ -251,10 +269,7 @@ pub fn plan(
     ignore: Option<&str>,
 ) -> Result<CreatePlan> {
     names::check_branch(&opts.branch)?;
-    let name = match &opts.name {
-        Some(n) => n.clone(),
-        None => names::from_branch(&opts.branch),
-    };
+    let name = workspace_name(opts);
     names::check_workspace(&name)?;
     if state.find(&name).is_some() {
         return Err(exists(
@@ -287,8 +302,10 @@ pub fn plan(
         Selection::All => (discovery.names(), None),
     };
     let chosen = repos::resolve(ctx, config, &entries, &discovery)?;
+    // A refused create changes nothing: not even a clone it made on the way.
+    let mut undo_clones = UndoClones(Some(&chosen));
 
-    fetch_all(ctx, &chosen);
+    let fetch_warnings = fetch_all(ctx, &chosen);
 
     let ignored: Vec<PathBuf> = ignore
         .and_then(|n| state.find(n))
@@ -303,12 +320,13 @@ pub fn plan(
         plan_repo(c, &path, &opts.branch, opts.track, &ignored)
     });
     let mut repos = Vec::new();
-    let mut warnings = Vec::new();
+    let mut warnings = fetch_warnings;
     for d in decided {
         let (repo, w) = d?;
         warnings.extend(w);
         repos.push(repo);
     }
+    undo_clones.0 = None;
     Ok(CreatePlan {
         name,
         path,
@@ -318,7 +336,24 @@ pub fn plan(
         source: opts.source.clone().into_source(),
         blueprint,
         warnings,
+        cloned: chosen
+            .iter()
+            .filter(|c| c.cloned)
+            .map(|c| c.path.clone())
+            .collect(),
     })
+}
+
+/// Removes the repositories cloned while planning when dropped, unless disarmed (set to
+/// `None`) because the plan succeeded.
+struct UndoClones<'a>(Option<&'a [Chosen]>);
+
+impl Drop for UndoClones<'_> {
+    fn drop(&mut self) {
+        if let Some(chosen) = self.0 {
+            repos::remove_clones(chosen);
+        }
+    }
 }
 
 fn exists(name: &str, message: String) -> Error {
@@ -363,7 +398,7 @@ fn preset_hash(name: &str, repos: &[String]) -> String {
 
 /// Fetches every repository that has an origin, in parallel. A failure is not fatal:
 /// local refs are used, and the plan carries on.
-pub(crate) fn fetch_all(ctx: &Ctx<'_>, chosen: &[Chosen]) {
+pub(crate) fn fetch_all(ctx: &Ctx<'_>, chosen: &[Chosen]) -> Vec<String> {
     let with_remote: Vec<&Chosen> = chosen
         .iter()
         .filter(|c| {
@@ -374,19 +409,23 @@ pub(crate) fn fetch_all(ctx: &Ctx<'_>, chosen: &[Chosen]) {
         })
         .collect();
     if with_remote.is_empty() {
-        return;
+        return Vec::new();
     }
     ctx.events
         .progress(&format!("fetching {} repositories", with_remote.len()));
-    let results = parallel::map(&with_remote, |c| git::fetch(&c.path));
-    for (c, r) in with_remote.iter().zip(results) {
-        if let Err(e) = r {
-            ctx.events.output(
-                &format!("[{}] ", c.name),
-                &format!("warning: fetch failed, using local state: {e}"),
-            );
-        }
-    }
+    let results = parallel::map(&with_remote, |c| {
+        // Fetch writes refs; serialise with other gw processes working in this repository.
+        let _lock = tx::repo_lock(ctx, &c.path)?;
+        git::fetch(&c.path).map_err(Error::from)
+    });
+    with_remote
+        .iter()
+        .zip(results)
+        .filter_map(|(c, r)| {
+            r.err()
+                .map(|e| format!("{}: fetch failed, using local state: {}", c.name, e.message))
+        })
+        .collect()
 }
 
 pub(crate) fn plan_repo(
@@ -423,16 +462,17 @@ pub(crate) fn plan_repo(
     let repo_config = RepoConfig::load(&c.path)?;
     let base = repo.resolve_base(repo_config.base_branch.as_deref());
     let local = repo.local_branch(branch).is_some();
-    let remote = repo.remote_branch("origin", branch).is_some();
+    let remote = repo.remote_branch("origin", branch);
     let start = || match &base {
         Some(b) => b.name.clone(),
         None => "HEAD".to_string(),
     };
-    let checkout = if local {
-        Checkout::Existing
-    } else if track && remote {
-        Checkout::Track {
+    let how = if local {
+        BranchSource::Existing
+    } else if let (true, Some(oid)) = (track, remote.clone()) {
+        BranchSource::Track {
             remote_ref: format!("origin/{branch}"),
+            start_oid: Some(oid),
         }
     } else {
         if track {
@@ -448,14 +488,21 @@ pub(crate) fn plan_repo(
                 c.name
             ));
         }
-        Checkout::NewBranch { start: start() }
+        let start_oid = match &base {
+            Some(b) => Some(b.oid.clone()),
+            None => repo.head()?.oid,
+        };
+        BranchSource::New {
+            start: start(),
+            start_oid,
+        }
     };
     Ok((
         RepoPlan {
             name: c.name.clone(),
             source: c.path.clone(),
             worktree: root.join(&c.name),
-            checkout,
+            how,
             preserve_branch: local,
             prune_first,
             setup: repo_config.setup,
@@ -464,42 +511,57 @@ pub(crate) fn plan_repo(
     ))
 }
 
-/// Carries out a plan. On failure, undoes everything this call created.
-pub fn execute(ctx: &Ctx<'_>, config: &Config, plan: CreatePlan) -> Result<CreateReport> {
-    let _ = config;
+/// Carries out a plan in a transaction. On failure, undoes everything this call created
+/// (and only that), and says per repository what happened.
+pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<CreateReport> {
     fsx::create_dir_all(&plan.workspace_dir)?;
-    match fsx::create_dir(&plan.path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            return Err(exists(
-                &plan.name,
-                format!("`{}` already exists", plan.path.display()),
-            ));
-        }
-        Err(e) => return Err(e.into()),
+    let mut tx = Tx::begin(ctx, locks, Kind::Create, &plan.name, &[])?;
+    if ctx.state()?.find(&plan.name).is_some() {
+        let _ = tx.finish();
+        return Err(exists(
+            &plan.name,
+            format!("a workspace named `{}` already exists", plan.name),
+        ));
+    }
+    if let Err(e) = tx.run(Action::CreateDir {
+        path: plan.path.clone(),
+    }) {
+        let (_, clean) = tx.rollback();
+        return Err(if clean {
+            e
+        } else {
+            e.context("rollback incomplete")
+        });
+    }
+    for r in plan.repos.iter().filter(|r| r.prune_first) {
+        // A registration whose directory is gone holds the branch; git would refuse.
+        let _lock = tx::repo_lock(ctx, &r.source)?;
+        let _ = git::worktree_prune(&r.source);
     }
     ctx.events
         .progress(&format!("creating {} worktrees", plan.repos.len()));
-    let added = parallel::map(&plan.repos, |r| add_worktree(r, &plan.branch));
-    let failed = added.iter().any(Result::is_err);
-    if failed {
-        let results = rollback(ctx, &plan, &added);
-        let first = added
-            .into_iter()
-            .find_map(Result::err)
-            .expect("a failure was seen");
-        return Err(first
-            .context(format!("cannot create workspace `{}`", plan.name))
-            .with_details(serde_json::json!({ "workspace": plan.name, "repos": results })));
+    let adds: Vec<Action> = plan
+        .repos
+        .iter()
+        .map(|r| Action::AddWorktree {
+            repo: r.name.clone(),
+            source: r.source.clone(),
+            path: r.worktree.clone(),
+            branch: plan.branch.clone(),
+            how: r.how.clone(),
+        })
+        .collect();
+    let added = tx.run_all(adds, true);
+    if let Some(first) = added.iter().find_map(|r| r.as_ref().err()).cloned() {
+        return Err(fail(tx, &plan, &added, first));
     }
 
     let now = jiff::Timestamp::now();
-    let created_at = crate::time::local(now);
     let ws = Workspace {
         name: plan.name.clone(),
         path: plan.path.clone(),
         branch: plan.branch.clone(),
-        created_at: created_at.clone(),
+        created_at: crate::time::local(now),
         repos: plan
             .repos
             .iter()
@@ -517,20 +579,14 @@ pub fn execute(ctx: &Ctx<'_>, config: &Config, plan: CreatePlan) -> Result<Creat
         blueprint: plan.blueprint.clone(),
         extra: Default::default(),
     };
-    let committed = ctx.store.update(|st| {
-        if st.find(&ws.name).is_some() {
-            return Err(exists(
-                &ws.name,
-                format!("a workspace named `{}` already exists", ws.name),
-            ));
-        }
-        st.workspaces.push(ws.clone());
-        Ok(())
-    });
-    if let Err(e) = committed {
-        rollback(ctx, &plan, &added);
-        return Err(e);
+    if let Err(e) = tx.commit(Action::SetState {
+        name: ws.name.clone(),
+        before: None,
+        after: Some(Box::new(ws.clone())),
+    }) {
+        return Err(fail(tx, &plan, &added, e));
     }
+    tx.finish()?;
 
     let mut warnings = plan.warnings.clone();
     let setup = run_setup(ctx, &plan.repos, &ws);
@@ -562,39 +618,26 @@ pub fn execute(ctx: &Ctx<'_>, config: &Config, plan: CreatePlan) -> Result<Creat
     })
 }
 
-pub(crate) fn add_worktree(r: &RepoPlan, branch: &str) -> Result<()> {
-    if r.prune_first {
-        git::worktree_prune(&r.source)?;
-    }
-    git::worktree_add(&r.source, &r.worktree, branch, &r.checkout)
-        .map_err(|e| Error::from(e).context(&r.name))
-}
-
-/// Undoes the worktrees (and branches) that `added` created, in reverse order, and removes
-/// the workspace directory if nothing else is in it. Returns each repository's outcome.
-fn rollback(ctx: &Ctx<'_>, plan: &CreatePlan, added: &[Result<()>]) -> Vec<RepoResult> {
-    let mut results: Vec<RepoResult> = Vec::new();
-    for (r, res) in plan.repos.iter().zip(added).rev() {
-        // A repository whose own `git worktree add` failed may still have left a worktree
-        // and a branch behind (a failing `post-checkout` hook does that): undo it too.
-        let problems = undo_repo(r, &plan.branch);
-        let (outcome, detail) = match (res, problems.is_empty()) {
-            (Err(e), true) => (Outcome::Failed, Some(e.message.clone())),
-            (Err(e), false) => (
-                Outcome::Failed,
-                Some(format!(
-                    "{}; cleanup failed: {}",
-                    e.message,
-                    problems.join("; ")
-                )),
-            ),
-            (Ok(()), true) => (Outcome::RolledBack, None),
-            (Ok(()), false) => (
-                Outcome::Failed,
-                Some(format!("rollback failed: {}", problems.join("; "))),
-            ),
+/// Rolls back after `cause` and builds the error: per repository `created` → `rolled_back`
+/// (or `kept`/`failed`), and `RECOVERY_PENDING` when the rollback itself failed.
+fn fail(tx: Tx<'_, '_>, plan: &CreatePlan, added: &[Result<()>], cause: Error) -> Error {
+    let id = tx.id().to_string();
+    let (undone, clean) = tx.rollback();
+    let mut repos = Vec::new();
+    for (r, res) in plan.repos.iter().zip(added) {
+        let undo = undone.iter().find_map(|(a, u)| match a {
+            Action::AddWorktree { repo, .. } if *repo == r.name => Some(u),
+            _ => None,
+        });
+        let (outcome, detail) = match (res, undo) {
+            (Err(e), Some(Undo::Undone) | None) => (Outcome::Failed, Some(e.message.clone())),
+            (Ok(()), Some(Undo::Undone) | None) => (Outcome::RolledBack, None),
+            (_, Some(Undo::Kept(why))) => (Outcome::Kept, Some(why.clone())),
+            (_, Some(Undo::Failed(why))) => {
+                (Outcome::Failed, Some(format!("rollback failed: {why}")))
+            }
         };
-        results.push(RepoResult {
+        repos.push(RepoResult {
             repo: r.name.clone(),
             outcome,
             branch: plan.branch.clone(),
@@ -602,53 +645,25 @@ fn rollback(ctx: &Ctx<'_>, plan: &CreatePlan, added: &[Result<()>]) -> Vec<RepoR
             detail,
         });
     }
-    results.reverse();
-    if !fsx::remove_empty_dir(&plan.path) {
-        ctx.events.progress(&format!(
-            "left `{}` in place: it is not empty",
-            plan.path.display()
-        ));
+    // A clone made for this create goes too (one that existed before is never touched).
+    for clone in &plan.cloned {
+        let _ = fsx::remove_dir_all(clone);
     }
-    results
-}
-
-/// Removes what adding `r` created: the worktree at its planned path (nothing was there
-/// before; the plan checked) and the branch, unless it existed before. Returns what could
-/// not be undone.
-pub(crate) fn undo_repo(r: &RepoPlan, branch: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    if registered(&r.source, &r.worktree) || fsx::exists(&r.worktree) {
-        if let Err(e) = git::worktree_remove(&r.source, &r.worktree, true) {
-            // Not a registered worktree (or git refused): remove the directory it made.
-            if let Err(e2) = fsx::remove_dir_all(&r.worktree) {
-                problems.push(format!("{e}; {e2}"));
-            }
-        }
-        let _ = git::worktree_prune(&r.source);
+    let details = serde_json::json!({ "workspace": plan.name, "operation": id, "repos": repos });
+    let err = cause
+        .context(format!("cannot create workspace `{}`", plan.name))
+        .with_details(details);
+    if clean {
+        err
+    } else {
+        let mut pending = tx::recovery_pending(&id, &plan.name, Kind::Create);
+        pending.message = format!(
+            "{}; rolling back failed too, so {}",
+            err.message, pending.message
+        );
+        pending.details = err.details.clone();
+        pending
     }
-    let exists = git::Repo::open(&r.source)
-        .ok()
-        .and_then(|repo| repo.local_branch(branch))
-        .is_some();
-    if !r.preserve_branch
-        && exists
-        && let Err(e) = git::branch_delete(&r.source, branch, true)
-    {
-        problems.push(e.to_string());
-    }
-    problems
-}
-
-/// Whether `worktree` is registered as a linked worktree of `source`.
-fn registered(source: &Path, worktree: &Path) -> bool {
-    let want = fsx::canonical(worktree);
-    git::Repo::open(source)
-        .and_then(|r| r.worktrees())
-        .map(|wts| {
-            wts.iter()
-                .any(|w| !w.is_main && (w.path == worktree || fsx::canonical(&w.path) == want))
-        })
-        .unwrap_or(false)
 }
 
 /// Runs the setup commands of `repos` in their new worktrees, in parallel.

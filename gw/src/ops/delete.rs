@@ -16,8 +16,10 @@ use crate::error::{Code, Error, Result};
 use crate::fsx;
 use crate::git;
 use crate::ops::hooks::{self, Vars};
+use crate::ops::tx::{self, Tx};
 use crate::ops::{Ctx, Outcome, RepoResult, resolve};
 use crate::parallel;
+use crate::state::journal::{Action, Kind};
 use crate::state::{RepoEntry, Workspace};
 
 #[derive(Debug, Clone)]
@@ -313,130 +315,261 @@ fn delete_one(
         }
     }
 
-    ctx.events.progress(&format!(
-        "removing {} worktrees of {}",
-        ws.repos.len(),
-        ws.name
-    ));
-    let pairs: Vec<(&RepoEntry, &Inspection)> = ws.repos.iter().zip(&inspections).collect();
-    let results = parallel::map(&pairs, |(r, i)| remove_repo(r, i, force));
-    let mut repos = Vec::new();
-    let mut removed_names = Vec::new();
-    for ((r, _), (result, warning)) in pairs.iter().zip(results) {
-        warnings.extend(warning);
-        if result.outcome == Outcome::Removed {
-            removed_names.push(r.repo_name.clone());
+    // A process inside the directory it is about to move loses its working directory.
+    fsx::step_out_of(&ws.path);
+    let locks = tx::lock_workspaces(ctx, &[&ws.name])?;
+    let mut tx = Tx::begin(ctx, locks, Kind::Delete, &ws.name, &[])?;
+    // Hooks ran without the lock; make sure they left the workspace we checked.
+    match ctx.state()?.find(&ws.name) {
+        Some(now) if now == ws => {}
+        now => {
+            let _ = tx.finish();
+            return Err(match now {
+                None => resolve::not_found(&ws.name),
+                Some(_) => Error::new(
+                    Code::StateChanged,
+                    format!(
+                        "workspace `{}` changed after the pre-delete checks",
+                        ws.name
+                    ),
+                )
+                .with_fix("Look at it again (`gw status`) and retry the delete"),
+            });
         }
-        repos.push(result);
     }
-    let all_removed = removed_names.len() == ws.repos.len();
-    if all_removed && force {
-        fsx::remove_dir_all(&ws.path)?;
-    } else if all_removed && !fsx::remove_empty_dir(&ws.path) && ws.path.exists() {
-        warnings.push(format!("kept `{}`: it is not empty", ws.path.display()));
+    ctx.events.progress(&format!("deleting {}", ws.name));
+    let trash = trash_path(ws);
+    if ws.path.exists()
+        && let Err(e) = tx.run(Action::MoveDir {
+            from: ws.path.clone(),
+            to: trash.clone(),
+        })
+    {
+        return Err(rolled_back(tx, ws, e));
     }
-    ctx.store.update(|st| {
-        if all_removed {
-            st.remove(&ws.name);
-        } else if let Some(w) = st.find_mut(&ws.name) {
-            w.repos.retain(|r| !removed_names.contains(&r.repo_name));
+    if let Err(e) = tx.commit(Action::SetState {
+        name: ws.name.clone(),
+        before: Some(Box::new(ws.clone())),
+        after: None,
+    }) {
+        return Err(rolled_back(tx, ws, e));
+    }
+
+    // Past the commit point: the workspace is gone from state. What is left completes it.
+    let mut prunes: Vec<Action> = Vec::new();
+    for r in ws.repos.iter().filter(|r| r.source_repo.is_dir()) {
+        if !prunes
+            .iter()
+            .any(|p| matches!(p, Action::PruneWorktrees { source, .. } if *source == r.source_repo))
+        {
+            prunes.push(Action::PruneWorktrees {
+                repo: r.repo_name.clone(),
+                source: r.source_repo.clone(),
+            });
         }
-        Ok::<_, Error>(())
-    })?;
+    }
+    let mut complete = tx.run_all(prunes, true).into_iter().all(|r| r.is_ok());
+    let mut notes: Vec<(String, String)> = Vec::new();
+    let mut deletes = Vec::new();
+    for r in ws.repos.iter().filter(|r| r.source_repo.is_dir()) {
+        match branch_fate(r, force) {
+            Fate::Delete(tip) => deletes.push(Action::DeleteBranch {
+                repo: r.repo_name.clone(),
+                source: r.source_repo.clone(),
+                branch: r.branch.clone(),
+                tip,
+            }),
+            Fate::Keep(why) => {
+                warnings.push(format!("{}: {why}", r.repo_name));
+                notes.push((r.repo_name.clone(), why));
+            }
+            Fate::Gone => {}
+        }
+    }
+    for (action, result) in deletes.clone().into_iter().zip(tx.run_all(deletes, true)) {
+        if let (Action::DeleteBranch { repo, branch, .. }, Err(e)) = (action, result) {
+            complete = false;
+            let why = format!("could not delete branch {branch}: {}", e.message);
+            warnings.push(format!("{repo}: {why}"));
+            notes.push((repo, why));
+        }
+    }
+    if complete {
+        tx.finish()?;
+    } else {
+        let id = tx.abandon();
+        warnings.push(format!(
+            "some cleanup of `{}` is left for `gw doctor --fix` (operation {id})",
+            ws.name
+        ));
+    }
+    if trash.exists() {
+        unlink_in_background(ctx, &trash);
+    }
+    let repos = ws
+        .repos
+        .iter()
+        .map(|r| RepoResult {
+            repo: r.repo_name.clone(),
+            outcome: Outcome::Removed,
+            branch: r.branch.clone(),
+            path: r.worktree_path.clone(),
+            detail: notes
+                .iter()
+                .find(|(n, _)| *n == r.repo_name)
+                .map(|(_, w)| w.clone()),
+        })
+        .collect();
     Ok(Deletion {
         name: ws.name.clone(),
         path: ws.path.clone(),
-        outcome: if all_removed {
-            WorkspaceOutcome::Deleted
-        } else {
-            WorkspaceOutcome::Failed
-        },
+        outcome: WorkspaceOutcome::Deleted,
         repos,
-        state_removed: all_removed,
+        state_removed: true,
         error: None,
     })
 }
 
-/// Removes one repository's worktree (checked beforehand by the caller) and, when grove
-/// created its branch and no work would be lost, the branch: what `gw remove-repo` does
-/// for each repository. Returns the result and an optional warning.
-pub(crate) fn remove_entry(r: &RepoEntry, force: bool) -> (RepoResult, Option<String>) {
-    remove_repo(r, &inspect(r), force)
-}
-
-/// Removes one repository's worktree and, when grove created it and no work would be
-/// lost, its branch. Returns the result and an optional warning.
-fn remove_repo(r: &RepoEntry, i: &Inspection, force: bool) -> (RepoResult, Option<String>) {
-    let result = |outcome, detail: Option<String>| RepoResult {
-        repo: r.repo_name.clone(),
-        outcome,
-        branch: r.branch.clone(),
-        path: r.worktree_path.clone(),
-        detail,
-    };
-    if !i.source_exists {
-        if i.exists {
-            // Only reachable with --force: the worktree cannot be removed through git.
-            if let Err(e) = fsx::remove_dir_all(&r.worktree_path) {
-                return (result(Outcome::Failed, Some(e.to_string())), None);
-            }
-        }
-        return (
-            result(
-                Outcome::Removed,
-                Some("source repository is missing".into()),
-            ),
-            None,
-        );
-    }
-    if i.exists
-        && let Err(e) = git::worktree_remove(&r.source_repo, &r.worktree_path, force)
-    {
-        return (result(Outcome::Failed, Some(e.to_string())), None);
-    }
-    let _ = git::worktree_prune(&r.source_repo);
-    let warning = if r.preserve_branch {
-        None
+/// Rolls a failed delete back (the workspace directory returns) and explains.
+fn rolled_back(tx: Tx<'_, '_>, ws: &Workspace, cause: Error) -> Error {
+    let id = tx.id().to_string();
+    let (_, clean) = tx.rollback();
+    if clean {
+        cause.context(format!(
+            "cannot delete workspace `{}`; nothing was changed",
+            ws.name
+        ))
     } else {
-        delete_branch(&r.source_repo, &r.repo_name, &r.branch, force)
-    };
-    (result(Outcome::Removed, warning.clone()), warning)
+        let mut pending = tx::recovery_pending(&id, &ws.name, Kind::Delete);
+        pending.message = format!(
+            "cannot delete workspace `{}`: {}; restoring it failed too",
+            ws.name, cause.message
+        );
+        pending
+    }
 }
 
-/// Deletes a branch grove created unless that would lose commits (without `force`) or it is
-/// checked out elsewhere. Returns a warning when the branch was kept.
-fn delete_branch(source: &Path, repo: &str, branch: &str, force: bool) -> Option<String> {
-    let Ok(r) = git::Repo::open(source) else {
-        return None;
+/// `<parent>/.trash/<name>-<nanos>`: same file system as the workspace, so moving it there
+/// is one rename however many files it holds.
+fn trash_path(ws: &Workspace) -> PathBuf {
+    let base = ws
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| ws.name.clone());
+    trash_path_for(&ws.path, &base)
+}
+
+/// `<parent of path>/.trash/<base>-<nanos>`.
+pub(crate) fn trash_path_for(path: &Path, base: &str) -> PathBuf {
+    let parent = path.parent().unwrap_or(Path::new("/"));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    parent.join(TRASH).join(format!("{base}-{nanos}"))
+}
+
+/// The directory quarantined workspaces wait in until their bytes are removed.
+pub const TRASH: &str = ".trash";
+
+/// Removes `trash` in a detached `gw unlink-trash` process, so a huge tree does not hold
+/// up the command; falls back to removing it here.
+pub(crate) fn unlink_in_background(ctx: &Ctx<'_>, trash: &Path) {
+    if let Some(exe) = &ctx.env.exe {
+        let mut cmd = crate::proc::Cmd::new(exe, ctx.home.root());
+        cmd.arg("unlink-trash").arg(trash);
+        if cmd.spawn_detached().is_ok() {
+            return;
+        }
+    }
+    let _ = unlink_trash(trash);
+}
+
+/// `gw unlink-trash`'s result.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct UnlinkReport {
+    pub removed: PathBuf,
+}
+
+/// `gw unlink-trash PATH` (hidden): removes a quarantined workspace. Refuses anything that
+/// is not directly inside a `.trash` directory.
+pub fn unlink_trash(path: &Path) -> Result<UnlinkReport> {
+    let in_trash = path
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == TRASH);
+    if !in_trash {
+        return Err(Error::usage(format!(
+            "refusing to remove `{}`: it is not inside a `{TRASH}` directory",
+            path.display()
+        )));
+    }
+    let mut last = None;
+    for _ in 0..10 {
+        match fsx::remove_dir_all(path) {
+            Ok(()) => {
+                return Ok(UnlinkReport {
+                    removed: path.to_path_buf(),
+                });
+            }
+            Err(e) => last = Some(e),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Err(last.expect("ten attempts failed").into())
+}
+
+pub(crate) enum Fate {
+    /// Delete it; it points at this commit.
+    Delete(String),
+    /// Keep it, for this reason.
+    Keep(String),
+    /// Nothing to do (preserved, or already gone).
+    Gone,
+}
+
+/// Whether the branch of `r` can go: grove created it, it is checked out nowhere, and (unless
+/// forced) its commits exist on another branch or a remote.
+pub(crate) fn branch_fate(r: &RepoEntry, force: bool) -> Fate {
+    if r.preserve_branch {
+        return Fate::Gone;
+    }
+    let repo = match git::Repo::open(&r.source_repo) {
+        Ok(repo) => repo,
+        Err(e) => return Fate::Keep(format!("kept branch {}: {e}", r.branch)),
     };
-    r.local_branch(branch)?;
-    if let Ok(wts) = r.worktrees()
-        && let Some(wt) = wts.iter().find(|w| w.branch.as_deref() == Some(branch))
+    let Some(tip) = repo.local_branch(&r.branch) else {
+        return Fate::Gone;
+    };
+    let branch = &r.branch;
+    if let Ok(wts) = repo.worktrees()
+        && let Some(wt) = wts
+            .iter()
+            .find(|w| w.branch.as_deref() == Some(branch.as_str()) && !w.prunable)
     {
-        return Some(format!(
-            "{repo}: kept branch {branch}: it is checked out at {}",
+        return Fate::Keep(format!(
+            "kept branch {branch}: it is checked out at {}",
             wt.path.display()
         ));
     }
     if !force {
-        match r.unique_commits(branch) {
+        match repo.unique_commits(branch) {
             Ok(0) => {}
             Ok(n) => {
-                return Some(format!(
-                    "{repo}: kept branch {branch}: {n} commit{} only on it (delete with `git -C {} branch -D {branch}`)",
+                return Fate::Keep(format!(
+                    "kept branch {branch}: {n} commit{} only on it (delete with `git -C {} branch -D {branch}`)",
                     if n == 1 { " exists" } else { "s exist" },
-                    crate::proc::shell_quote(&source.to_string_lossy()),
+                    crate::proc::shell_quote(&r.source_repo.to_string_lossy()),
                 ));
             }
             Err(e) => {
-                return Some(format!(
-                    "{repo}: kept branch {branch}: cannot tell whether it holds unique commits: {e}"
+                return Fate::Keep(format!(
+                    "kept branch {branch}: cannot tell whether it holds unique commits: {e}"
                 ));
             }
         }
     }
-    match git::branch_delete(source, branch, true) {
-        Ok(()) => None,
-        Err(e) => Some(format!("{repo}: could not delete branch {branch}: {e}")),
-    }
+    Fate::Delete(tip)
 }

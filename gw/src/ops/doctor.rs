@@ -10,6 +10,10 @@
 //!
 //! Doctor never fails because a file is unreadable: a corrupt `config.toml` or
 //! `state.json` is itself an issue (naming the file), never fixed and never overwritten.
+//!
+//! Interrupted operations (journals in `operations/` whose process is gone) are issues too;
+//! `--fix` finishes or rolls them back first (`ops::recover`), then checks again and repairs
+//! what is left.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -22,6 +26,8 @@ use crate::error::{Code, Error, Result};
 use crate::fsx;
 use crate::git;
 use crate::home::GroveHome;
+use crate::ops::recover::{self, Interrupted};
+use crate::ops::tx;
 use crate::ops::{Ctx, Outcome};
 use crate::state::State;
 
@@ -112,6 +118,8 @@ pub enum Fix {
     Repair { source: PathBuf, path: PathBuf },
     /// Removes a leftover entry of `.trash/` that belongs to no workspace.
     RemoveTrash { path: PathBuf },
+    /// Finishes or rolls back an interrupted operation from its journal (`ops::recover`).
+    Recover { id: String },
 }
 
 /// What the checks look at.
@@ -123,6 +131,9 @@ pub struct Checkup<'a> {
     /// `None` when unreadable (see `state_error`); a missing file is an empty state.
     pub state: Option<&'a State>,
     pub state_error: Option<String>,
+    /// Interrupted operations (and unreadable journals) in `operations/`; `Err` when the
+    /// directory cannot be read.
+    pub interrupted: std::result::Result<Vec<Interrupted>, String>,
 }
 
 /// A check: independent of the others, it returns the issues it finds.
@@ -130,6 +141,7 @@ pub type Check = fn(&Checkup<'_>) -> Vec<Issue>;
 
 /// Every check, in the order their issues are listed.
 pub const CHECKS: &[(&str, Check)] = &[
+    ("operations", check_operations),
     ("files", check_files),
     ("workspaces", check_workspaces),
     ("registrations", check_registrations),
@@ -167,22 +179,7 @@ impl DoctorReport {
 
 /// `gw doctor [--fix]`.
 pub fn doctor(ctx: &Ctx<'_>, opts: DoctorOptions) -> Result<DoctorReport> {
-    let (config, config_error) = match Config::load_optional(&ctx.home, ctx.env) {
-        Ok(c) => (c, None),
-        Err(e) => (None, Some(e.to_string())),
-    };
-    let (state, state_error) = match ctx.store.load() {
-        Ok(s) => (Some(s), None),
-        Err(e) => (None, Some(e.to_string())),
-    };
-    let checkup = Checkup {
-        home: &ctx.home,
-        config: config.as_ref(),
-        config_error,
-        state: state.as_ref(),
-        state_error,
-    };
-    let mut issues = run_checks(&checkup);
+    let mut issues = with_checkup(ctx, run_checks);
     let mut report = DoctorReport {
         healthy: issues.is_empty(),
         count: issues.len(),
@@ -194,6 +191,23 @@ pub fn doctor(ctx: &Ctx<'_>, opts: DoctorOptions) -> Result<DoctorReport> {
         failure: None,
     };
     if opts.fix {
+        if issues
+            .iter()
+            .any(|i| matches!(i.fix, Some(Fix::Recover { .. })))
+        {
+            // Interrupted operations first: finishing or undoing them changes what the
+            // other checks see, so those run again afterwards.
+            let mut ops: Vec<Issue> = issues
+                .into_iter()
+                .filter(|i| i.kind == "interrupted_operation" || i.kind == "journal_unreadable")
+                .collect();
+            recover(ctx, &mut ops);
+            let rest = with_checkup(ctx, run_checks)
+                .into_iter()
+                .filter(|i| i.kind != "interrupted_operation" && i.kind != "journal_unreadable");
+            ops.extend(rest);
+            issues = ops;
+        }
         apply(ctx, &mut issues);
         for i in &issues {
             match i.outcome {
@@ -202,6 +216,7 @@ pub fn doctor(ctx: &Ctx<'_>, opts: DoctorOptions) -> Result<DoctorReport> {
                 _ => report.left += 1,
             }
         }
+        report.count = issues.len();
         report.healthy = report.fixed == issues.len();
         if report.failed > 0 {
             let failed: Vec<String> = issues
@@ -230,6 +245,28 @@ pub fn doctor(ctx: &Ctx<'_>, opts: DoctorOptions) -> Result<DoctorReport> {
     Ok(report)
 }
 
+/// Reads configuration, state and the journals as far as they can be read, and hands
+/// them to `f`.
+fn with_checkup<T>(ctx: &Ctx<'_>, f: impl FnOnce(&Checkup<'_>) -> T) -> T {
+    let (config, config_error) = match Config::load_optional(&ctx.home, ctx.env) {
+        Ok(c) => (c, None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let (state, state_error) = match ctx.store.load() {
+        Ok(s) => (Some(s), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let checkup = Checkup {
+        home: &ctx.home,
+        config: config.as_ref(),
+        config_error,
+        state: state.as_ref(),
+        state_error,
+        interrupted: recover::interrupted(ctx).map_err(|e| e.message.clone()),
+    };
+    f(&checkup)
+}
+
 /// Runs every check.
 pub fn run_checks(checkup: &Checkup<'_>) -> Vec<Issue> {
     CHECKS
@@ -239,6 +276,57 @@ pub fn run_checks(checkup: &Checkup<'_>) -> Vec<Issue> {
 }
 
 // ---- checks ----
+
+/// Operations that were interrupted (their process is gone) and journals that cannot be
+/// read. Until they are recovered, commands on their workspaces say `RECOVERY_PENDING`.
+fn check_operations(c: &Checkup<'_>) -> Vec<Issue> {
+    let found = match &c.interrupted {
+        Ok(f) => f,
+        Err(e) => {
+            return vec![Issue::new(
+                "journal_unreadable",
+                format!("cannot read the operation journals: {e}"),
+                format!(
+                    "check `{}` by hand",
+                    c.home.root().join("operations").display()
+                ),
+            )];
+        }
+    };
+    found
+        .iter()
+        .map(|op| match &op.corrupt {
+            Some(why) => Issue::new(
+                "journal_unreadable",
+                format!("unreadable operation journal: {why}"),
+                "move it out of `operations/` by hand once you have checked what it describes (it blocks recovery)",
+            ),
+            None => {
+                let kind = op.kind.as_deref().unwrap_or("operation");
+                let ws = op.workspace.as_deref().unwrap_or("?");
+                let phase = op.phase.as_deref().unwrap_or("?");
+                let i = Issue::new(
+                    "interrupted_operation",
+                    format!(
+                        "an interrupted {kind} of workspace `{ws}` (operation {}, {phase}): {}",
+                        op.id,
+                        op.steps.join("; ")
+                    ),
+                    if phase == "committed" {
+                        "finish it"
+                    } else {
+                        "roll it back"
+                    },
+                )
+                .fix(Fix::Recover { id: op.id.clone() });
+                match &op.workspace {
+                    Some(w) => i.workspace(w),
+                    None => i,
+                }
+            }
+        })
+        .collect()
+}
 
 fn check_files(c: &Checkup<'_>) -> Vec<Issue> {
     let mut out = Vec::new();
@@ -648,6 +736,8 @@ fn apply(ctx: &Ctx<'_>, issues: &mut [Issue]) {
                 git::worktree_repair(source, &[path.as_path()]).map_err(|e| e.to_string())
             }
             Fix::RemoveTrash { path } => fsx::remove_dir_all(path).map_err(|e| e.to_string()),
+            // Done by `recover` before the other fixes.
+            Fix::Recover { .. } => continue,
         };
         match result {
             Ok(()) => issue.outcome = Some(Outcome::Fixed),
@@ -665,29 +755,80 @@ fn apply(ctx: &Ctx<'_>, issues: &mut [Issue]) {
         .iter()
         .filter_map(|&i| issues[i].fix.clone())
         .collect();
-    let updated = ctx.store.update(|st| {
-        for f in &fixes {
-            match f {
-                Fix::DropWorkspace { name, .. } => {
-                    st.remove(name);
-                }
-                Fix::DropRepo {
-                    workspace, repo, ..
-                } => {
-                    if let Some(w) = st.find_mut(workspace) {
-                        w.repos.retain(|r| &r.repo_name != repo);
+    let names: Vec<&str> = fixes
+        .iter()
+        .filter_map(|f| match f {
+            Fix::DropWorkspace { name, .. } => Some(name.as_str()),
+            Fix::DropRepo { workspace, .. } => Some(workspace.as_str()),
+            _ => None,
+        })
+        .collect();
+    // Like any other change of these workspaces: under their locks, and not while an
+    // interrupted operation on them awaits recovery.
+    let updated = tx::lock_workspaces(ctx, &names).and_then(|_locks| {
+        ctx.store.update(|st| {
+            for f in &fixes {
+                match f {
+                    Fix::DropWorkspace { name, .. } => {
+                        st.remove(name);
                     }
+                    Fix::DropRepo {
+                        workspace, repo, ..
+                    } => {
+                        if let Some(w) = st.find_mut(workspace) {
+                            w.repos.retain(|r| &r.repo_name != repo);
+                        }
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
-        }
-        Ok::<_, Error>(())
+            Ok::<_, Error>(())
+        })
     });
     if let Err(e) = updated {
         for &i in &drops {
             issues[i].outcome = Some(Outcome::Failed);
             issues[i].detail = Some(format!("cannot update state: {}", e.message));
         }
+    }
+}
+
+/// Finishes or rolls back every interrupted operation and sets the outcome of each
+/// `interrupted_operation` issue; an unreadable journal blocks them all (and is left).
+fn recover(ctx: &Ctx<'_>, issues: &mut [Issue]) {
+    let recovered = recover::recover_all(ctx);
+    for issue in issues.iter_mut() {
+        let Some(Fix::Recover { id }) = &issue.fix else {
+            continue;
+        };
+        let (outcome, detail) = match &recovered {
+            Err(e) => (Outcome::Failed, Some(e.message.clone())),
+            Ok(all) => match all.iter().find(|r| r.id == *id) {
+                Some(r) if r.outcome == "left" => (Outcome::Failed, r.detail.clone()),
+                Some(r) => (
+                    Outcome::Fixed,
+                    Some(format!("{}: {}", r.outcome, r.steps.join("; "))),
+                ),
+                None => match all
+                    .iter()
+                    .find(|r| r.outcome == "left" && r.workspace.is_none())
+                {
+                    // A corrupt journal blocked recovery.
+                    Some(blocker) => (Outcome::Left, blocker.detail.clone()),
+                    // Another process finished it meanwhile.
+                    None => (Outcome::Fixed, Some("already recovered".into())),
+                },
+            },
+        };
+        issue.outcome = Some(outcome);
+        issue.detail = detail;
+    }
+    for issue in issues.iter_mut().filter(|i| i.fix.is_none()) {
+        issue.outcome = Some(Outcome::Left);
+        issue.detail = Some(format!(
+            "not safe to repair automatically; {}",
+            issue.suggested_action
+        ));
     }
 }
 

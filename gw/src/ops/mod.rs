@@ -17,6 +17,7 @@ pub mod names;
 pub mod plugin;
 pub mod preset;
 pub mod prune;
+pub mod recover;
 pub mod remove_repo;
 pub mod rename;
 pub mod repos;
@@ -28,6 +29,7 @@ pub mod status;
 pub mod sync;
 #[cfg(test)]
 pub(crate) mod testutil;
+pub mod tx;
 
 use std::time::Duration;
 
@@ -61,23 +63,27 @@ pub struct Ctx<'a> {
     pub events: &'a dyn Events,
     /// `--no-hooks`: global lifecycle hooks count as unconfigured.
     pub no_hooks: bool,
+    /// Fault injection for tests of rollback (see `tx::Faults`); always `None` in `gw`.
+    pub faults: Option<std::sync::Arc<tx::Faults>>,
 }
 
 impl<'a> Ctx<'a> {
     pub fn new(env: &'a Env, events: &'a dyn Events) -> Ctx<'a> {
         let home = GroveHome::new(&env.grove_home);
-        let timeout = env
-            .lock_timeout_ms
-            .map(Duration::from_millis)
-            .unwrap_or(crate::lock::DEFAULT_TIMEOUT);
-        let store = Store::new(&home, timeout);
+        let store = Store::new(&home, tx::lock_timeout(env.lock_timeout_ms));
         Ctx {
             env,
             home,
             store,
             events,
             no_hooks: false,
+            faults: None,
         }
+    }
+
+    /// How long to wait for a lock before giving up with `TRANSIENT`.
+    pub fn lock_timeout(&self) -> Duration {
+        tx::lock_timeout(self.env.lock_timeout_ms)
     }
 
     /// The configuration; `NOT_INITIALIZED` when there is none.

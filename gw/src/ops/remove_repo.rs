@@ -5,9 +5,11 @@
 //! anything is removed: without `--force`, uncommitted changes (or an operation in
 //! progress) refuse with `WORKTREE_DIRTY`, and a worktree that is not on the workspace's
 //! branch or not registered where state says refuses with `BRANCH_CONFLICT`. Removal runs
-//! the `teardown` commands, removes the worktree and deletes the branch under the same
-//! rules as `gw delete` (never a `preserve_branch` branch; one holding commits found
-//! nowhere else only with `--force`).
+//! the `teardown` commands, then, in one transaction (`ops::tx`), quarantines each worktree
+//! into `.trash` and drops the repositories from state (a failure before that commit puts
+//! everything back), then prunes git's registrations and deletes the branches under the
+//! same rules as `gw delete` (never a `preserve_branch` branch; one holding commits found
+//! nowhere else only with `--force`). The quarantined bytes are removed in the background.
 
 use std::path::PathBuf;
 
@@ -19,10 +21,13 @@ use crate::config::RepoConfig;
 use crate::error::{Code, Error, Result};
 use crate::fsx;
 use crate::git;
+use crate::ops::delete::{self, Fate};
 use crate::ops::hooks::{self, Vars};
-use crate::ops::{Ctx, Outcome, RepoResult, delete, resolve};
+use crate::ops::tx::{self, Tx};
+use crate::ops::{Ctx, Outcome, RepoResult, resolve};
 use crate::parallel;
 use crate::state::RepoEntry;
+use crate::state::journal::{Action, Kind};
 
 #[derive(Debug, Clone)]
 pub struct RemoveRepoOptions {
@@ -125,6 +130,11 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
         }
     }
 
+    if targets.is_empty() {
+        report.count = report.repos.len();
+        return Ok(report);
+    }
+
     let vars = Vars::of(&ws);
     for r in &targets {
         if !r.worktree_path.is_dir() || !r.source_repo.is_dir() {
@@ -141,61 +151,165 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
                 .push(format!("{}: teardown failed: {}", r.repo_name, f.summary()));
         }
     }
+
+    let locks = tx::lock_workspaces(ctx, &[&ws.name])?;
+    // Teardown ran without the lock (it may run gw); the workspace must be the one checked.
+    match ctx.state()?.find(&ws.name) {
+        Some(now) if *now == ws => {}
+        None => return Err(resolve::not_found(&ws.name)),
+        Some(_) => {
+            return Err(Error::new(
+                Code::StateChanged,
+                format!(
+                    "workspace `{}` changed while its repositories were checked",
+                    ws.name
+                ),
+            )
+            .with_fix("Look at it again (`gw status`) and retry"));
+        }
+    }
+    for r in &targets {
+        // A process inside a directory it is about to move would lose its working directory.
+        fsx::step_out_of(&r.worktree_path);
+    }
+    let mut tx = Tx::begin(ctx, locks, Kind::RemoveRepo, &ws.name, &[])?;
     ctx.events.progress(&format!(
         "removing {} worktrees from {}",
         targets.len(),
         ws.name
     ));
-    let removed = parallel::map(&targets, |r| delete::remove_entry(r, opts.force));
-    let mut gone: Vec<String> = Vec::new();
-    for (result, warning) in removed {
-        report.warnings.extend(warning);
-        if result.outcome == Outcome::Removed {
-            gone.push(result.repo.clone());
+    // Quarantine: each worktree moves into the workspace dir's `.trash` (one rename), so
+    // that anything failing before the state commit can put it back.
+    let base = ws
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| ws.name.clone());
+    let moves: Vec<Action> = targets
+        .iter()
+        .filter(|r| fsx::exists(&r.worktree_path))
+        .map(|r| Action::MoveDir {
+            from: r.worktree_path.clone(),
+            to: delete::trash_path_for(&ws.path, &format!("{base}.{}", r.repo_name)),
+        })
+        .collect();
+    let trash: Vec<PathBuf> = moves
+        .iter()
+        .filter_map(|m| match m {
+            Action::MoveDir { to, .. } => Some(to.clone()),
+            _ => None,
+        })
+        .collect();
+    let moved = tx.run_all(moves, false);
+    let mut after = ws.clone();
+    after
+        .repos
+        .retain(|r| !targets.iter().any(|t| t.repo_name == r.repo_name));
+    let committed = match moved.into_iter().find_map(Result::err) {
+        Some(e) => Err(e),
+        None => tx.commit(Action::SetState {
+            name: ws.name.clone(),
+            before: Some(Box::new(ws.clone())),
+            after: Some(Box::new(after)),
+        }),
+    };
+    if let Err(cause) = committed {
+        let id = tx.id().to_string();
+        let (_, clean) = tx.rollback();
+        for r in &targets {
+            report.repos.push(RepoResult {
+                repo: r.repo_name.clone(),
+                outcome: Outcome::Failed,
+                branch: r.branch.clone(),
+                path: r.worktree_path.clone(),
+                detail: Some(cause.message.clone()),
+            });
         }
-        report.repos.push(result);
+        report
+            .repos
+            .sort_by_key(|r| names.iter().position(|n| *n == r.repo));
+        report.count = report.repos.len();
+        report.failure = Some(if clean {
+            cause
+                .context(format!(
+                    "cannot remove from workspace `{}`; nothing was changed",
+                    ws.name
+                ))
+                .with_details(json!({ "workspace": ws.name, "operation": id }))
+        } else {
+            let mut pending = tx::recovery_pending(&id, &ws.name, Kind::RemoveRepo);
+            pending.message = format!(
+                "cannot remove from workspace `{}`: {}; restoring failed too",
+                ws.name, cause.message
+            );
+            pending
+        });
+        return Ok(report);
+    }
+
+    // Past the commit point: the repositories are gone from state. What is left completes
+    // the removal: git forgets the moved worktrees, and the branches grove created go.
+    let mut prunes: Vec<Action> = Vec::new();
+    for r in targets.iter().filter(|r| r.source_repo.is_dir()) {
+        prunes.push(Action::PruneWorktrees {
+            repo: r.repo_name.clone(),
+            source: r.source_repo.clone(),
+        });
+    }
+    let mut complete = tx.run_all(prunes, true).into_iter().all(|r| r.is_ok());
+    let mut notes: Vec<(String, String)> = Vec::new();
+    let mut deletes = Vec::new();
+    for r in targets.iter().filter(|r| r.source_repo.is_dir()) {
+        match delete::branch_fate(r, opts.force) {
+            Fate::Delete(tip) => deletes.push(Action::DeleteBranch {
+                repo: r.repo_name.clone(),
+                source: r.source_repo.clone(),
+                branch: r.branch.clone(),
+                tip,
+            }),
+            Fate::Keep(why) => {
+                report.warnings.push(format!("{}: {why}", r.repo_name));
+                notes.push((r.repo_name.clone(), why));
+            }
+            Fate::Gone => {}
+        }
+    }
+    for (action, result) in deletes.clone().into_iter().zip(tx.run_all(deletes, true)) {
+        if let (Action::DeleteBranch { repo, branch, .. }, Err(e)) = (action, result) {
+            complete = false;
+            let why = format!("could not delete branch {branch}: {}", e.message);
+            report.warnings.push(format!("{repo}: {why}"));
+            notes.push((repo, why));
+        }
+    }
+    if complete {
+        tx.finish()?;
+    } else {
+        let id = tx.abandon();
+        report.warnings.push(format!(
+            "some cleanup is left for `gw doctor --fix` (operation {id})"
+        ));
+    }
+    for t in trash.iter().filter(|t| t.exists()) {
+        delete::unlink_in_background(ctx, t);
+    }
+    for r in &targets {
+        report.repos.push(RepoResult {
+            repo: r.repo_name.clone(),
+            outcome: Outcome::Removed,
+            branch: r.branch.clone(),
+            path: r.worktree_path.clone(),
+            detail: notes
+                .iter()
+                .find(|(n, _)| *n == r.repo_name)
+                .map(|(_, w)| w.clone()),
+        });
     }
     // Keep the order the repositories were named in.
     report
         .repos
         .sort_by_key(|r| names.iter().position(|n| *n == r.repo));
     report.count = report.repos.len();
-    if !gone.is_empty() {
-        ctx.store.update(|st| {
-            if let Some(w) = st.find_mut(&ws.name) {
-                w.repos.retain(|r| !gone.contains(&r.repo_name));
-            }
-            Ok::<_, Error>(())
-        })?;
-    }
-    let failed: Vec<&RepoResult> = report
-        .repos
-        .iter()
-        .filter(|r| r.outcome == Outcome::Failed)
-        .collect();
-    if !failed.is_empty() {
-        let summary: Vec<String> = failed
-            .iter()
-            .map(|r| format!("{}: {}", r.repo, r.detail.as_deref().unwrap_or("failed")))
-            .collect();
-        report.failure = Some(
-            Error::new(
-                Code::GitFailed,
-                format!(
-                    "could not remove {} of {} repositories: {}",
-                    failed.len(),
-                    targets.len(),
-                    summary.join("; ")
-                ),
-            )
-            .with_fix("The failed repositories stay in the workspace; fix the problem and run `gw remove-repo` again")
-            .with_details(json!({ "workspace": ws.name, "failed": failed }))
-            .with_action(NextAction::read(
-                "Inspect the workspace",
-                &["gw", "status", &ws.name, "--format", "json"],
-            )),
-        );
-    }
     Ok(report)
 }
 

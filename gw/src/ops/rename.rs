@@ -1,9 +1,11 @@
 //! `gw rename`: give a workspace a new name, moving its directory.
 //!
 //! The directory, git's worktree registrations and the state entry move together or not
-//! at all: the directory is renamed, each source repository is told where its worktree
-//! went (`git worktree repair`), and the state entry is updated last. If any step fails,
-//! the steps already taken are undone in reverse order. `created_at` is kept.
+//! at all, in one transaction (`ops::tx`) holding the locks of both names: the directory
+//! is renamed, each source repository is told where its worktree went (`git worktree
+//! repair`), and the state entry is updated last. If any step fails, the steps already
+//! taken are undone in reverse order (and a process killed half way leaves a journal that
+//! `gw doctor --fix` rolls back). `created_at` is kept.
 
 use std::path::{Path, PathBuf};
 
@@ -12,8 +14,9 @@ use serde::Serialize;
 use crate::action::NextAction;
 use crate::error::{Code, Error, Result};
 use crate::fsx;
-use crate::git;
+use crate::ops::tx::{self, Tx};
 use crate::ops::{Ctx, Outcome, RepoResult, names, resolve};
+use crate::state::journal::{Action, Kind};
 use crate::state::{RepoEntry, Workspace};
 
 #[derive(Debug, Clone)]
@@ -58,15 +61,20 @@ impl RenameReport {
 /// `gw rename [NAME] --to NEW`.
 pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
     ctx.config()?;
-    let state = ctx.state()?;
-    let ws = resolve::workspace(&state, opts.name.as_deref(), &ctx.env.cwd)?.clone();
+    let name = resolve::workspace(&ctx.state()?, opts.name.as_deref(), &ctx.env.cwd)?
+        .name
+        .clone();
     let to = opts.to.as_str();
     names::check_workspace(to)?;
-    if to == ws.name {
+    if to == name {
         return Err(Error::usage(format!(
             "workspace `{to}` already has that name"
         )));
     }
+    // Both names are locked from validation to commit: nobody creates NEW meanwhile.
+    let locks = tx::lock_workspaces(ctx, &[&name, to])?;
+    let state = ctx.state()?;
+    let ws = resolve::by_name(&state, &name)?.clone();
     if state.find(to).is_some() {
         return Err(exists(
             to,
@@ -106,72 +114,58 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
     let mut warnings = Vec::new();
     // Worktrees whose registration must follow the move: inside the workspace directory,
     // with a source repository that still exists.
-    let to_repair: Vec<(&RepoEntry, &RepoEntry)> = ws
-        .repos
-        .iter()
-        .zip(&moved)
-        .filter(|(old, new)| {
-            if old.worktree_path == new.worktree_path {
-                return false;
-            }
-            if !old.source_repo.is_dir() {
-                warnings.push(format!(
-                    "{}: source repository `{}` is missing; its registration was not updated",
-                    old.repo_name,
-                    old.source_repo.display()
-                ));
-                return false;
-            }
-            true
-        })
-        .collect();
+    let mut before_move = Vec::new();
+    let mut after_move = Vec::new();
+    for (old, new) in ws.repos.iter().zip(&moved) {
+        if old.worktree_path == new.worktree_path {
+            continue;
+        }
+        if !old.source_repo.is_dir() {
+            warnings.push(format!(
+                "{}: source repository `{}` is missing; its registration was not updated",
+                old.repo_name,
+                old.source_repo.display()
+            ));
+            continue;
+        }
+        let repair = |path: &Path| Action::RepairWorktrees {
+            repo: old.repo_name.clone(),
+            source: old.source_repo.clone(),
+            paths: vec![path.to_path_buf()],
+        };
+        before_move.push(repair(&old.worktree_path));
+        after_move.push(repair(&new.worktree_path));
+    }
+    let mut after = ws.clone();
+    after.name = to.to_string();
+    after.path = new_path.clone();
+    after.repos = moved.clone();
 
+    let mut tx = Tx::begin(ctx, locks, Kind::Rename, &ws.name, &[to.to_string()])?;
     ctx.events.progress(&format!(
         "moving `{}` to `{}`",
         ws.path.display(),
         new_path.display()
     ));
-    fsx::rename(&ws.path, &new_path)?;
-    let mut repaired: Vec<&RepoEntry> = Vec::new();
-    for (old, new) in &to_repair {
-        if let Err(e) = git::worktree_repair(&old.source_repo, &[new.worktree_path.as_path()]) {
-            let undo = undo(&ws.path, &new_path, &repaired);
-            return Err(Error::from(e)
-                .context(format!(
-                    "cannot rename `{}`: {} did not accept the move",
-                    ws.name, old.repo_name
-                ))
-                .with_details(
-                    serde_json::json!({ "restored": undo.is_empty(), "restore_problems": undo }),
-                ));
-        }
-        repaired.push(old);
+    let done = steps(&mut tx, &ws, &after, before_move, after_move);
+    if let Err(cause) = done {
+        let id = tx.id().to_string();
+        let (_, clean) = tx.rollback();
+        return Err(if clean {
+            cause
+                .context(format!("cannot rename `{}`; nothing was changed", ws.name))
+                .with_details(serde_json::json!({ "restored": true, "operation": id }))
+        } else {
+            let mut pending = tx::recovery_pending(&id, &ws.name, Kind::Rename);
+            pending.message = format!(
+                "cannot rename `{}`: {}; moving it back failed too",
+                ws.name, cause.message
+            );
+            pending.details = Some(serde_json::json!({ "restored": false, "operation": id }));
+            pending
+        });
     }
-
-    let committed = ctx.store.update(|st| {
-        if st.find(to).is_some() {
-            return Err(exists(
-                to,
-                format!("a workspace named `{to}` already exists"),
-            ));
-        }
-        let w = st
-            .find_mut(&ws.name)
-            .ok_or_else(|| resolve::not_found(&ws.name))?;
-        w.name = to.to_string();
-        w.path = new_path.clone();
-        for r in w.repos.iter_mut() {
-            r.worktree_path = moved_path(&r.worktree_path, &ws.path, &new_path);
-        }
-        Ok(())
-    });
-    if let Err(e) = committed {
-        let undo = undo(&ws.path, &new_path, &repaired);
-        let restored = undo.is_empty();
-        return Err(e
-            .context(format!("cannot rename `{}`", ws.name))
-            .with_details(serde_json::json!({ "restored": restored, "restore_problems": undo })));
-    }
+    tx.finish()?;
 
     let repos: Vec<RepoResult> = moved
         .iter()
@@ -203,6 +197,34 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
     })
 }
 
+/// The rename's steps. The registrations are first "repaired" at their current paths: a
+/// no-op now, but undone last (after the directory has moved back) it points git at the
+/// old paths again. Then the directory moves, the registrations follow it, and the state
+/// entry changes name and paths (the commit point).
+fn steps(
+    tx: &mut Tx<'_, '_>,
+    ws: &Workspace,
+    after: &Workspace,
+    before_move: Vec<Action>,
+    after_move: Vec<Action>,
+) -> Result<()> {
+    tx.run_all(before_move, true)
+        .into_iter()
+        .collect::<Result<Vec<()>>>()?;
+    tx.run(Action::MoveDir {
+        from: ws.path.clone(),
+        to: after.path.clone(),
+    })?;
+    tx.run_all(after_move, true)
+        .into_iter()
+        .collect::<Result<Vec<()>>>()?;
+    tx.commit(Action::SetState {
+        name: ws.name.clone(),
+        before: Some(Box::new(ws.clone())),
+        after: Some(Box::new(after.clone())),
+    })
+}
+
 fn exists(name: &str, message: String) -> Error {
     Error::new(Code::WorkspaceExists, message)
         .with_fix("Choose another name")
@@ -226,25 +248,10 @@ fn moved_entries(ws: &Workspace, to: &Path) -> Vec<RepoEntry> {
         .collect()
 }
 
-/// Moves the directory back and re-points the registrations already repaired. Returns
-/// what could not be restored (empty when everything is back).
-fn undo(old: &Path, new: &Path, repaired: &[&RepoEntry]) -> Vec<String> {
-    let mut problems = Vec::new();
-    if let Err(e) = fsx::rename(new, old) {
-        problems.push(e.to_string());
-        return problems;
-    }
-    for r in repaired {
-        if let Err(e) = git::worktree_repair(&r.source_repo, &[r.worktree_path.as_path()]) {
-            problems.push(format!("{}: {e}", r.repo_name));
-        }
-    }
-    problems
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::git;
     use crate::ops::create::{self, CreateOptions, Selection, SourceFields};
     use crate::ops::testutil::World;
 

@@ -39,21 +39,61 @@ pub fn repos(ctx: &Ctx<'_>) -> Result<ReposReport> {
 pub struct Chosen {
     pub name: String,
     pub path: PathBuf,
+    /// Cloned from a git URL by this invocation, so undoing the command removes it.
+    pub cloned: bool,
+}
+
+/// Removes the clones this invocation made (undoing a failed command).
+pub fn remove_clones(chosen: &[Chosen]) {
+    for c in chosen.iter().filter(|c| c.cloned) {
+        let _ = crate::fsx::remove_dir_all(&c.path);
+    }
 }
 
 /// Resolves `-r` entries: names are looked up in discovery; git URLs are cloned into the
 /// first repo dir (or an existing clone with the same origin is reused). Duplicates are
-/// dropped, keeping the first.
+/// dropped, keeping the first. Every name is checked before anything is cloned, and a
+/// failure removes the clones made so far, so a failed resolution changes nothing.
 pub fn resolve(
     ctx: &Ctx<'_>,
     config: &Config,
     entries: &[String],
     discovery: &Discovery,
 ) -> Result<Vec<Chosen>> {
+    let entries: Vec<&str> = entries
+        .iter()
+        .map(|e| e.trim())
+        .filter(|e| !e.is_empty())
+        .collect();
+    if let Some(unknown) = entries
+        .iter()
+        .find(|e| !git::url::is_git_url(e) && discovery.find(e).is_none())
+    {
+        return Err(unknown_repo(unknown, discovery));
+    }
+    let mut cloned: Vec<Chosen> = Vec::new();
+    let resolved = resolve_entries(ctx, config, &entries, discovery, &mut cloned);
+    if resolved.is_err() {
+        remove_clones(&cloned);
+    }
+    resolved
+}
+
+fn resolve_entries(
+    ctx: &Ctx<'_>,
+    config: &Config,
+    entries: &[&str],
+    discovery: &Discovery,
+    cloned: &mut Vec<Chosen>,
+) -> Result<Vec<Chosen>> {
     let mut out: Vec<Chosen> = Vec::new();
-    for entry in entries.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {
+    for &entry in entries {
         let chosen = if git::url::is_git_url(entry) {
-            crate::ops::clone::ensure(ctx, config, entry, discovery)?
+            let c = crate::ops::clone::ensure(ctx, config, entry, discovery)?;
+            if c.cloned {
+                cloned.push(c.clone());
+            }
+            c
         } else {
             let repo = discovery
                 .find(entry)
@@ -61,6 +101,7 @@ pub fn resolve(
             Chosen {
                 name: repo.name.clone(),
                 path: repo.path.clone(),
+                cloned: false,
             }
         };
         if let Some(prev) = out.iter().find(|c| c.name == chosen.name) {

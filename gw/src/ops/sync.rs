@@ -17,6 +17,7 @@ use crate::config::RepoConfig;
 use crate::error::{Code, Error, Result};
 use crate::git::{self, Rebase};
 use crate::ops::hooks::{self, Vars};
+use crate::ops::tx;
 use crate::ops::{Ctx, Outcome, RepoResult, resolve};
 use crate::parallel;
 use crate::proc::shell_quote;
@@ -129,16 +130,21 @@ impl SyncReport {
 /// `gw sync [NAME]`.
 pub fn sync(ctx: &Ctx<'_>, opts: SyncOptions) -> Result<SyncReport> {
     ctx.config()?;
-    let state = ctx.state()?;
-    let ws = resolve::workspace(&state, opts.name.as_deref(), &ctx.env.cwd)?;
-    let vars = Vars::of(ws);
+    let name = resolve::workspace(&ctx.state()?, opts.name.as_deref(), &ctx.env.cwd)?
+        .name
+        .clone();
+    // Held throughout, so the worktrees do not move or go away under the rebases (and an
+    // interrupted operation on this workspace is recovered first).
+    let _locks = tx::lock_workspaces(ctx, &[&name])?;
+    let ws = resolve::by_name(&ctx.state()?, &name)?.clone();
+    let vars = Vars::of(&ws);
     ctx.events.progress(&format!(
         "syncing {} repositories of {}",
         ws.repos.len(),
         ws.name
     ));
     let repos = parallel::map(&ws.repos, |r| sync_repo(ctx, r, &vars));
-    Ok(report(ws, repos, "sync"))
+    Ok(report(&ws, repos, "sync"))
 }
 
 /// Builds the report of a sync or reset: warnings for skipped repositories and, when any
@@ -248,9 +254,14 @@ pub fn sync_repo(ctx: &Ctx<'_>, r: &RepoEntry, vars: &Vars) -> RepoSync {
         .is_some();
     if has_origin {
         ctx.events.progress(&format!("fetching {name}"));
-        if let Err(e) = git::fetch(&r.source_repo) {
-            out.warnings
-                .push(format!("{name}: fetch failed, using local state: {e}"));
+        // Fetch writes refs; serialise with other gw processes working in this repository.
+        let fetched = tx::repo_lock(ctx, &r.source_repo)
+            .and_then(|_lock| git::fetch(&r.source_repo).map_err(Error::from));
+        if let Err(e) = fetched {
+            out.warnings.push(format!(
+                "{name}: fetch failed, using local state: {}",
+                e.message
+            ));
         }
     }
     let config = match RepoConfig::load(&r.source_repo) {
@@ -326,8 +337,23 @@ pub fn sync_repo(ctx: &Ctx<'_>, r: &RepoEntry, vars: &Vars) -> RepoSync {
     }
     ctx.events
         .progress(&format!("rebasing {name} onto {}", base.name));
-    match git::rebase(&r.worktree_path, &base.name) {
-        Ok(Rebase::Done) => {
+    // The rebase moves the branch ref (shared with the source repository): hold its lock.
+    let lock = match tx::repo_lock(ctx, &r.source_repo) {
+        Ok(l) => l,
+        Err(e) => return out.done(Outcome::Failed, e.message.clone()),
+    };
+    let rebased = git::rebase(&r.worktree_path, &base.name);
+    let rebased = match rebased {
+        // A rebase that stopped is aborted at once, still under the lock.
+        Ok(Rebase::Stopped { conflicts, output }) => {
+            let aborted = git::rebase_abort(&r.worktree_path);
+            Ok((Rebase::Stopped { conflicts, output }, Some(aborted)))
+        }
+        other => other.map(|r| (r, None)),
+    };
+    drop(lock);
+    match rebased {
+        Ok((Rebase::Done, _)) => {
             out.commits = Some(behind);
             if let Err(f) = hooks::run_repo_commands(
                 ctx,
@@ -349,7 +375,7 @@ pub fn sync_repo(ctx: &Ctx<'_>, r: &RepoEntry, vars: &Vars) -> RepoSync {
                 ),
             )
         }
-        Ok(Rebase::Stopped { conflicts, output }) => {
+        Ok((Rebase::Stopped { conflicts, output }, aborted)) => {
             let why = if conflicts.is_empty() {
                 output.lines().last().unwrap_or("git stopped").to_string()
             } else {
@@ -363,7 +389,7 @@ pub fn sync_repo(ctx: &Ctx<'_>, r: &RepoEntry, vars: &Vars) -> RepoSync {
                 ),
                 &["git", "-C", &path, "rebase", &base.name],
             ));
-            match git::rebase_abort(&r.worktree_path) {
+            match aborted.unwrap_or(Ok(())) {
                 Ok(()) => out.done(
                     Outcome::Failed,
                     format!(

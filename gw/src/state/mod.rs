@@ -5,6 +5,7 @@
 //! and grove's own additions are optional, so both implementations can read each other's
 //! files. Reads never lock; every read-modify-write holds `state.lock`.
 
+pub mod journal;
 mod model;
 
 pub use model::{Blueprint, RepoEntry, SetupRecord, SetupStatus, Source, State, Workspace};

@@ -38,6 +38,7 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
         },
         Command::Completions(a) => setup::completions(a),
         Command::Schema(a) => setup::schema(a),
+        Command::UnlinkTrash(a) => setup::unlink_trash(a),
         Command::Sync(a) => daily::sync(ctx, a),
         Command::Reset(a) => daily::reset(ctx, a),
         Command::AddRepo(a) => daily::add_repo(ctx, a, ui),

@@ -173,6 +173,16 @@ pub fn preset_remove(ctx: &Ctx<'_>, a: PresetNameArgs, ui: Ui) -> CmdResult {
     Ok(Out::new(ops::preset::remove(ctx, &name)?))
 }
 
+/// Remove a quarantined workspace's files (run in the background by `gw delete`)
+#[derive(Debug, Args)]
+pub struct UnlinkTrashArgs {
+    pub path: PathBuf,
+}
+
+pub fn unlink_trash(a: UnlinkTrashArgs) -> CmdResult {
+    Ok(Out::new(ops::delete::unlink_trash(&a.path)?))
+}
+
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
     /// A schema name (`envelope`, or a command such as `status`); lists them all when omitted

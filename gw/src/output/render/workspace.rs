@@ -567,3 +567,12 @@ impl Render for CloseReport {
         self.warnings.clone()
     }
 }
+
+impl Render for crate::ops::delete::UnlinkReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, _: &mut Printer) -> io::Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,189 @@
+//! `gw go` and `gw shell-init`: the path printed, and the shell wrappers that `cd` into it
+//! (actually run in every shell that is installed).
+
+use e2e::{TestEnv, have, s};
+
+#[test]
+fn go_prints_the_path_without_a_newline() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    env.create("ws", "feat/x", "api,web");
+
+    let run = env.gw(&["go", "ws"]).success();
+    assert_eq!(run.stdout, s(&env.ws("ws")), "exactly the path, no newline");
+    assert!(run.stderr.is_empty(), "{run}");
+
+    let r = env.gw(&["go", "ws", "--format", "json"]).success().result();
+    assert_eq!(r["path"], s(&env.ws("ws")));
+    assert_eq!(r["workspace"], "ws");
+
+    let unknown = env.gw(&["go", "nope"]).code(3);
+    assert!(unknown.stdout.is_empty(), "{unknown}");
+    assert!(unknown.stderr.contains("nope"), "{unknown}");
+    assert_eq!(
+        env.gw(&["go", "nope", "--format", "json"])
+            .code(3)
+            .error_code(),
+        "WORKSPACE_NOT_FOUND"
+    );
+    // No name and no terminal: a usage error naming the argument, not a picker.
+    assert_eq!(
+        env.gw(&["go", "--format", "json"]).code(2).error_code(),
+        "USAGE"
+    );
+    env.assert_git_agrees_with_state();
+}
+
+#[test]
+fn go_back_leads_to_the_repos_dir() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    env.create("ws", "feat/x", "api,web");
+    assert_eq!(env.gw(&["go", "-b", "ws"]).success().stdout, s(&env.repos));
+    let inside = env.ws("ws").join("web");
+    assert_eq!(
+        env.gw_in(&inside, &["go", "--back"]).success().stdout,
+        s(&env.repos)
+    );
+    // Outside any workspace: the configured repo dir.
+    assert_eq!(env.gw(&["go", "-b"]).success().stdout, s(&env.repos));
+    env.assert_git_agrees_with_state();
+}
+
+#[test]
+fn shell_init_prints_a_gw_function_for_every_shell() {
+    let env = TestEnv::with_repos(&["api"]);
+    for (shell, defines) in [
+        ("bash", "gw() {"),
+        ("zsh", "gw() {"),
+        ("fish", "function gw"),
+        ("nu", "def --env --wrapped gw"),
+    ] {
+        let run = env.gw(&["shell-init", "--shell", shell]).success();
+        assert!(run.stdout.contains(defines), "{shell}:\n{run}");
+        assert!(
+            run.stdout.contains("GROVE_CD_FILE"),
+            "{shell}: create cds too"
+        );
+        let r = env
+            .gw(&["shell-init", "--shell", shell, "--format", "json"])
+            .success()
+            .result();
+        assert_eq!(r["script"], run.stdout.as_str());
+    }
+    let bad = env.gw(&["shell-init", "--shell", "tcsh"]).code(2);
+    assert!(bad.stderr.contains("tcsh"), "{bad}");
+}
+
+/// Runs the POSIX wrapper in `shell` (bash, sh, zsh): `gw go` and `gw create` change the
+/// shell's directory; a failing `gw go` does not.
+fn posix_wrapper_cds(env: &TestEnv, shell: &str, init_as: &str) {
+    let ws = env.ws("ws");
+    let script = format!(
+        "eval \"$(gw shell-init --shell {init_as})\"\n\
+         gw go ws || exit 90\n\
+         pwd\n\
+         gw go nope; echo \"rc=$?\"\n\
+         pwd\n\
+         gw create made-{shell} -b made-{shell} -r api || exit 91\n\
+         pwd\n"
+    );
+    let run = env.shell(shell, &env.root, &script);
+    assert_eq!(run.status, 0, "{shell}:\n{run}");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [s(&ws), "rc=3", s(&ws), s(&env.ws(&format!("made-{shell}"))),],
+        "{shell}:\n{run}"
+    );
+    let leftovers: Vec<String> = e2e::tree(&env.root.join("tmp"), 1)
+        .into_iter()
+        .filter(|n| n.starts_with(".grove_cd"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "{shell}: cd file removed: {leftovers:?}"
+    );
+}
+
+#[test]
+fn bash_and_sh_wrappers_change_directory() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("ws", "feat/x", "api");
+    posix_wrapper_cds(&env, "bash", "bash");
+    posix_wrapper_cds(&env, "sh", "bash");
+    if have("zsh") {
+        posix_wrapper_cds(&env, "zsh", "zsh");
+    }
+    env.assert_git_agrees_with_state();
+}
+
+#[test]
+fn create_writes_the_cd_file() {
+    let env = TestEnv::with_repos(&["api"]);
+    let cd = env.root.join("tmp/cd-target");
+    let cd_s = s(&cd).to_string();
+    env.gw_env(
+        &env.root,
+        &["create", "ws", "-b", "ws", "-r", "api"],
+        &[("GROVE_CD_FILE", &cd_s)],
+    )
+    .success();
+    assert_eq!(std::fs::read_to_string(&cd).unwrap(), s(&env.ws("ws")));
+
+    // A failed create leaves the cd file alone (the wrapper only cds on success).
+    std::fs::write(&cd, "").unwrap();
+    env.gw_env(
+        &env.root,
+        &["create", "ws", "-b", "ws2", "-r", "api"],
+        &[("GROVE_CD_FILE", &cd_s)],
+    )
+    .code(4);
+    assert_eq!(std::fs::read_to_string(&cd).unwrap(), "");
+    env.assert_git_agrees_with_state();
+}
+
+#[test]
+fn fish_wrapper_changes_directory() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("ws", "feat/x", "api");
+    if !have("fish") {
+        return; // the text is checked by shell_init_prints_a_gw_function_for_every_shell
+    }
+    let run = env.shell(
+        "fish",
+        &env.root,
+        "gw shell-init --shell fish | source; gw go ws; pwd; gw create made -b made -r api; pwd",
+    );
+    assert_eq!(
+        run.stdout.lines().collect::<Vec<_>>(),
+        [s(&env.ws("ws")), s(&env.ws("made"))],
+        "{run}"
+    );
+}
+
+#[test]
+fn nu_wrapper_changes_directory() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("ws", "feat/x", "api");
+    if !have("nu") {
+        return; // the text is checked by shell_init_prints_a_gw_function_for_every_shell
+    }
+    let script = env.root.join("tmp/grove.nu");
+    std::fs::write(
+        &script,
+        env.gw(&["shell-init", "--shell", "nu"]).success().stdout,
+    )
+    .unwrap();
+    let run = env.shell(
+        "nu",
+        &env.root,
+        &format!(
+            "source {}; gw go ws; print (pwd); gw create made -b made -r api; print (pwd)",
+            s(&script)
+        ),
+    );
+    assert_eq!(
+        run.stdout.lines().collect::<Vec<_>>(),
+        [s(&env.ws("ws")), s(&env.ws("made"))],
+        "{run}"
+    );
+}

@@ -1,0 +1,515 @@
+//! The operation journal: `<GROVE_HOME>/operations/<id>.json`.
+//!
+//! Before a mutating command changes anything it records what it is about to do; after each
+//! change it records that it did. A process that dies leaves its journal behind, and
+//! `gw doctor --fix` finishes or undoes the work from it. While an operation runs, its
+//! process holds a lock on `<id>.lock`; a journal whose lock can be taken belongs to a
+//! process that is gone.
+
+use std::fs::{File, TryLockError};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::fsx;
+use crate::home::GroveHome;
+use crate::state::Workspace;
+
+/// The journal format version.
+pub const VERSION: u32 = 1;
+
+/// What kind of command wrote the journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Create,
+    Delete,
+    AddRepo,
+    RemoveRepo,
+    Rename,
+    Reset,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Create => "create",
+            Kind::Delete => "delete",
+            Kind::AddRepo => "add_repo",
+            Kind::RemoveRepo => "remove_repo",
+            Kind::Rename => "rename",
+            Kind::Reset => "reset",
+        }
+    }
+}
+
+/// How a worktree gets its branch, as recorded (mirrors `git::Checkout`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum BranchSource {
+    /// A new branch at `start` (`start_oid`), created by this operation.
+    New {
+        start: String,
+        start_oid: Option<String>,
+    },
+    /// A branch that already existed; never deleted on undo.
+    Existing,
+    /// A new branch tracking `remote_ref` (`start_oid`), created by this operation.
+    Track {
+        remote_ref: String,
+        start_oid: Option<String>,
+    },
+}
+
+impl BranchSource {
+    /// The commit a branch created by this operation started at, or `None` when the branch
+    /// is not this operation's to delete.
+    pub fn created_at_oid(&self) -> Option<Option<&str>> {
+        match self {
+            BranchSource::New { start_oid, .. } | BranchSource::Track { start_oid, .. } => {
+                Some(start_oid.as_deref())
+            }
+            BranchSource::Existing => None,
+        }
+    }
+}
+
+/// One change to the world. Each has an undo (see `ops::tx`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Action {
+    /// `mkdir` of a directory that did not exist.
+    CreateDir { path: PathBuf },
+    /// `git worktree add` of `branch` at `path` in `source`.
+    AddWorktree {
+        repo: String,
+        source: PathBuf,
+        path: PathBuf,
+        branch: String,
+        how: BranchSource,
+    },
+    /// A rename of a directory (a workspace into `.trash/`, or to its new name).
+    MoveDir { from: PathBuf, to: PathBuf },
+    /// `git worktree prune` in `source` after `paths` moved away (not undoable; only done
+    /// after the commit point).
+    PruneWorktrees { repo: String, source: PathBuf },
+    /// `git worktree repair` of `paths` in `source` after they moved.
+    RepairWorktrees {
+        repo: String,
+        source: PathBuf,
+        paths: Vec<PathBuf>,
+    },
+    /// Deletion of a branch whose tip was `tip`; undone by recreating it there.
+    DeleteBranch {
+        repo: String,
+        source: PathBuf,
+        branch: String,
+        tip: String,
+    },
+    /// `git switch` of the worktree at `path` from `from` (a branch, or a commit when
+    /// detached) to `to`.
+    SwitchBranch {
+        repo: String,
+        path: PathBuf,
+        from: Option<String>,
+        from_oid: String,
+        to: String,
+    },
+    /// The state entry `name` goes from `before` to `after` (`None`: absent). This is the
+    /// commit point of every operation.
+    SetState {
+        name: String,
+        before: Option<Box<Workspace>>,
+        after: Option<Box<Workspace>>,
+    },
+}
+
+impl Action {
+    /// The repository this action concerns, if any.
+    pub fn repo(&self) -> Option<&str> {
+        match self {
+            Action::AddWorktree { repo, .. }
+            | Action::PruneWorktrees { repo, .. }
+            | Action::RepairWorktrees { repo, .. }
+            | Action::DeleteBranch { repo, .. }
+            | Action::SwitchBranch { repo, .. } => Some(repo),
+            Action::CreateDir { .. } | Action::MoveDir { .. } | Action::SetState { .. } => None,
+        }
+    }
+
+    /// A short description for reports (`add worktree api at …`).
+    pub fn describe(&self) -> String {
+        match self {
+            Action::CreateDir { path } => format!("create directory {}", path.display()),
+            Action::AddWorktree {
+                repo, path, branch, ..
+            } => {
+                format!("add worktree of {repo} on {branch} at {}", path.display())
+            }
+            Action::MoveDir { from, to } => format!("move {} to {}", from.display(), to.display()),
+            Action::PruneWorktrees { repo, .. } => {
+                format!("prune stale worktree registrations of {repo}")
+            }
+            Action::RepairWorktrees { repo, .. } => {
+                format!("repair worktree registrations of {repo}")
+            }
+            Action::DeleteBranch {
+                repo, branch, tip, ..
+            } => format!("delete branch {branch} of {repo} (at {tip})"),
+            Action::SwitchBranch { repo, to, .. } => format!("switch {repo} to {to}"),
+            Action::SetState { name, after, .. } => match after {
+                Some(_) => format!("record workspace {name}"),
+                None => format!("drop workspace {name} from state"),
+            },
+        }
+    }
+}
+
+/// Where a step is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    /// Recorded before the change; it may or may not have happened.
+    Intended,
+    /// The change happened.
+    Done,
+    /// The change was undone (or found not to have happened).
+    Undone,
+    /// Undoing it failed; see `error`.
+    UndoFailed,
+    /// Left in place on purpose (it holds work, or was never ours); see `error`.
+    Kept,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    #[serde(flatten)]
+    pub action: Action,
+    pub status: StepStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Where the operation as a whole is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Changing things; a failure rolls back.
+    Running,
+    /// Past the commit point; what is left only completes the operation.
+    Committed,
+    /// Undoing after a failure.
+    RollingBack,
+}
+
+/// The journal of one operation, as written to disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub version: u32,
+    pub id: String,
+    pub kind: Kind,
+    /// The workspace the operation is about (the old name, for a rename).
+    pub workspace: String,
+    /// Other workspace names it touches (the new name, for a rename).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
+    pub pid: u32,
+    pub started_at: String,
+    pub updated_at: String,
+    pub phase: Phase,
+    pub steps: Vec<Step>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Io(#[from] fsx::Error),
+    #[error("corrupt operation journal `{}`: {detail}", path.display())]
+    Corrupt { path: PathBuf, detail: String },
+}
+
+/// A running operation's journal: the record and the lock that says its process is alive.
+pub struct Journal {
+    dir: PathBuf,
+    pub record: Record,
+    _lock: File,
+    writes: u32,
+}
+
+fn dir(home: &GroveHome) -> PathBuf {
+    home.root().join("operations")
+}
+
+fn new_id(kind: Kind, workspace: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static SEQ: AtomicU32 = AtomicU32::new(0);
+    let now = jiff::Timestamp::now();
+    let safe: String = workspace
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(40)
+        .collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        now.strftime("%Y%m%dT%H%M%S%.9f")
+            .to_string()
+            .replace('.', ""),
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed),
+        kind.as_str(),
+        safe
+    )
+}
+
+impl Journal {
+    /// Starts a journal for an operation on `workspace` and writes it.
+    pub fn begin(
+        home: &GroveHome,
+        kind: Kind,
+        workspace: &str,
+        also: &[String],
+    ) -> Result<Journal, Error> {
+        let dir = dir(home);
+        fsx::create_dir_all(&dir)?;
+        let id = new_id(kind, workspace);
+        let lock = fsx::open_lock_file(&dir.join(format!("{id}.lock")))?;
+        lock.try_lock().map_err(|e| {
+            let io = match e {
+                TryLockError::Error(e) => e,
+                TryLockError::WouldBlock => std::io::Error::other("already locked"),
+            };
+            fsx::Error::new("lock", &dir.join(format!("{id}.lock")), io)
+        })?;
+        let now = crate::time::now_utc();
+        let mut journal = Journal {
+            dir,
+            record: Record {
+                version: VERSION,
+                id,
+                kind,
+                workspace: workspace.to_string(),
+                also: also.to_vec(),
+                pid: std::process::id(),
+                started_at: now.clone(),
+                updated_at: now,
+                phase: Phase::Running,
+                steps: Vec::new(),
+            },
+            _lock: lock,
+            writes: 0,
+        };
+        journal.write()?;
+        Ok(journal)
+    }
+
+    pub fn id(&self) -> &str {
+        &self.record.id
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.join(format!("{}.json", self.record.id))
+    }
+
+    /// Writes the record durably.
+    pub fn write(&mut self) -> Result<(), Error> {
+        self.record.updated_at = crate::time::now_utc();
+        let text = serde_json::to_string_pretty(&self.record).expect("journal records serialise");
+        fsx::write_atomic(&self.path(), text.as_bytes())?;
+        self.writes += 1;
+        crash_point(self.writes);
+        Ok(())
+    }
+
+    /// Records `actions` as intended (one durable write) and returns their step indices.
+    pub fn intend(&mut self, actions: Vec<Action>) -> Result<Vec<usize>, Error> {
+        let first = self.record.steps.len();
+        for action in actions {
+            self.record.steps.push(Step {
+                action,
+                status: StepStatus::Intended,
+                error: None,
+            });
+        }
+        self.write()?;
+        Ok((first..self.record.steps.len()).collect())
+    }
+
+    /// Sets the status of steps (no write; call [`Journal::write`]).
+    pub fn mark(&mut self, index: usize, status: StepStatus, error: Option<String>) {
+        let step = &mut self.record.steps[index];
+        step.status = status;
+        step.error = error;
+    }
+
+    /// The operation is complete: its journal and lock file go away.
+    pub fn finish(self) -> Result<(), Error> {
+        fsx::remove_file(&self.path())?;
+        fsx::remove_file(&self.dir.join(format!("{}.lock", self.record.id)))?;
+        Ok(())
+    }
+}
+
+/// A journal found on disk.
+pub struct Found {
+    pub path: PathBuf,
+    pub record: Result<Record, String>,
+    /// No live process holds its lock: the operation was interrupted.
+    pub interrupted: bool,
+    /// Held while this process recovers it (so two doctors do not both recover it).
+    pub lock: Option<File>,
+}
+
+impl Found {
+    pub fn id(&self) -> String {
+        self.path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+}
+
+/// Every journal in `operations/`, oldest first. With `take_locks`, the locks of interrupted
+/// operations are taken and kept in the result.
+pub fn scan(home: &GroveHome, take_locks: bool) -> Result<Vec<Found>, Error> {
+    let dir = dir(home);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(Vec::new());
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for path in paths {
+        let record = match fsx::read_optional(&path)? {
+            None => continue,
+            Some(text) => parse(&path, &text),
+        };
+        let lock_path = path.with_extension("lock");
+        let (interrupted, lock) = match fsx::open_lock_file(&lock_path) {
+            Ok(f) => match f.try_lock() {
+                Ok(()) => (true, if take_locks { Some(f) } else { None }),
+                Err(_) => (false, None),
+            },
+            Err(_) => (true, None),
+        };
+        out.push(Found {
+            path,
+            record,
+            interrupted,
+            lock,
+        });
+    }
+    Ok(out)
+}
+
+fn parse(path: &Path, text: &str) -> Result<Record, String> {
+    let record: Record = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    if record.version != VERSION {
+        return Err(format!("unsupported journal version {}", record.version));
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if record.id != stem {
+        return Err(format!(
+            "the id inside ({}) does not match the file name",
+            record.id
+        ));
+    }
+    Ok(record)
+}
+
+/// Rewrites a recovered journal (durably).
+pub fn rewrite(path: &Path, record: &Record) -> Result<(), Error> {
+    let text = serde_json::to_string_pretty(record).expect("journal records serialise");
+    fsx::write_atomic(path, text.as_bytes())?;
+    Ok(())
+}
+
+/// Removes a recovered journal and its lock file.
+pub fn remove(path: &Path) -> Result<(), Error> {
+    fsx::remove_file(path)?;
+    fsx::remove_file(&path.with_extension("lock"))?;
+    Ok(())
+}
+
+/// Crash testing: with `GW_CRASH_AFTER_JOURNAL_WRITES=N` in a debug build, the process
+/// kills itself with SIGKILL right after its Nth journal write. Release builds ignore it.
+#[cfg(debug_assertions)]
+fn crash_point(writes: u32) {
+    static AT: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    #[allow(clippy::disallowed_methods)]
+    let at = AT.get_or_init(|| {
+        std::env::var("GW_CRASH_AFTER_JOURNAL_WRITES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    });
+    if *at == Some(writes) {
+        let _ =
+            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
+    }
+}
+
+#[cfg(not(debug_assertions))]
+fn crash_point(_: u32) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn journal_round_trip_and_liveness() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = GroveHome::new(tmp.path());
+        let mut j = Journal::begin(&home, Kind::Create, "feat x", &[]).unwrap();
+        let idx = j
+            .intend(vec![Action::CreateDir {
+                path: "/w/feat".into(),
+            }])
+            .unwrap();
+        j.mark(idx[0], StepStatus::Done, None);
+        j.write().unwrap();
+        let found = scan(&home, false).unwrap();
+        assert_eq!(found.len(), 1);
+        assert!(!found[0].interrupted, "our own lock is held");
+        let rec = found[0].record.as_ref().unwrap();
+        assert_eq!(rec.steps[0].status, StepStatus::Done);
+        assert!(rec.id.ends_with("-create-feat-x"), "{}", rec.id);
+        let id = j.id().to_string();
+        drop(j);
+        let found = scan(&home, true).unwrap();
+        assert!(
+            found[0].interrupted,
+            "a dropped journal counts as interrupted"
+        );
+        assert_eq!(found[0].id(), id);
+        remove(&found[0].path).unwrap();
+        assert!(scan(&home, false).unwrap().is_empty());
+    }
+
+    #[test]
+    fn corrupt_and_mismatched_journals_are_reported() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = GroveHome::new(tmp.path());
+        fsx::write_atomic(&dir(&home).join("bad.json"), b"{not json").unwrap();
+        let j = Journal::begin(&home, Kind::Delete, "w", &[]).unwrap();
+        let text = fsx::read(&j.path()).unwrap();
+        fsx::write_atomic(&dir(&home).join("renamed.json"), text.as_bytes()).unwrap();
+        let found = scan(&home, false).unwrap();
+        let errors: Vec<_> = found
+            .iter()
+            .filter_map(|f| f.record.as_ref().err())
+            .collect();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        j.finish().unwrap();
+    }
+}

@@ -1,0 +1,683 @@
+//! `cargo xtask bench [--quick] [--json FILE] [--scaling]`: grove's hot paths timed against
+//! a baseline of the git work they stand for, in the same run.
+//!
+//! Machines here are shared and noisy, so no figure is an absolute time: each case runs
+//! alternately with its baseline (A B A B …, after a warm-up) and the result is the median
+//! of the per-pair ratios. Fixtures are generated once into `target/bench-fixtures/`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util;
+
+/// Sizes of the fixtures and how many pairs to time.
+#[derive(Clone, Copy)]
+struct Scale {
+    label: &'static str,
+    /// Repositories in the status workspace.
+    status_repos: usize,
+    files: usize,
+    /// Workspaces × repositories for `list -s`.
+    list_s_workspaces: usize,
+    list_s_repos: usize,
+    /// Workspaces in state for `list`.
+    list_workspaces: usize,
+    create_repos: usize,
+    delete_files: usize,
+    pairs: usize,
+}
+
+const FULL: Scale = Scale {
+    label: "full",
+    status_repos: 20,
+    files: 2000,
+    list_s_workspaces: 20,
+    list_s_repos: 5,
+    list_workspaces: 1000,
+    create_repos: 10,
+    delete_files: 100_000,
+    pairs: 11,
+};
+
+const QUICK: Scale = Scale {
+    label: "quick",
+    status_repos: 4,
+    files: 200,
+    list_s_workspaces: 3,
+    list_s_repos: 2,
+    list_workspaces: 100,
+    create_repos: 3,
+    delete_files: 2_000,
+    pairs: 2,
+};
+
+/// One measured case.
+struct Case {
+    name: &'static str,
+    baseline: &'static str,
+    budget: f64,
+    gw_ms: f64,
+    base_ms: f64,
+    ratio: f64,
+    peak_rss_kib: Option<u64>,
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let quick = args.iter().any(|a| a == "--quick");
+    let scaling = args.iter().any(|a| a == "--scaling");
+    let json = args
+        .iter()
+        .position(|a| a == "--json")
+        .map(|i| args.get(i + 1).cloned().ok_or("--json needs a file"));
+    let json = json.transpose()?;
+    let scale = if quick { QUICK } else { FULL };
+    let root = util::project_root();
+    util::step("cargo build --release -p gw");
+    let gw = util::build_release(&root, "gw")?;
+    let cache = util::target_dir(&root)?.join("bench-fixtures");
+    let started = Instant::now();
+
+    let mut cases = Vec::new();
+    let fx = Fixture::prepare(&cache, &gw, scale)?;
+    cases.push(fx.status_case(scale, "status")?);
+    cases.push(fx.status_case(scale, "context")?);
+    cases.push(fx.list_status_case(scale)?);
+    cases.push(fx.list_case(scale, scale.list_workspaces)?);
+    cases.push(fx.create_case(scale)?);
+    cases.push(fx.delete_case(scale)?);
+
+    let mut report = String::new();
+    let _ = writeln!(
+        report,
+        "\n| case | gw (median) | baseline (median) | ratio (median of pairs) | budget | peak RSS |"
+    );
+    let _ = writeln!(report, "|---|---|---|---|---|---|");
+    for c in &cases {
+        let _ = writeln!(
+            report,
+            "| {} | {:.1} ms | {:.1} ms ({}) | **{:.3}** {} | ≤ {} | {} |",
+            c.name,
+            c.gw_ms,
+            c.base_ms,
+            c.baseline,
+            c.ratio,
+            if c.ratio <= c.budget {
+                "✓"
+            } else {
+                "✗ over budget"
+            },
+            c.budget,
+            c.peak_rss_kib
+                .map(|k| format!("{:.1} MiB", k as f64 / 1024.0))
+                .unwrap_or_else(|| "-".into()),
+        );
+    }
+    println!("{report}");
+    println!(
+        "{} scale, {} pairs per case, {:.0} s in all",
+        scale.label,
+        scale.pairs,
+        started.elapsed().as_secs_f64()
+    );
+
+    let mut scaling_rows = Vec::new();
+    if scaling {
+        for n in [5, 20, 80] {
+            let s = Scale {
+                status_repos: n,
+                ..scale
+            };
+            let fx = Fixture::prepare(&cache, &gw, s)?;
+            let c = fx.status_case(s, "status")?;
+            scaling_rows.push(format!(
+                "status, {n} repos × {} files: gw {:.1} ms, baseline {:.1} ms, ratio {:.3}",
+                s.files, c.gw_ms, c.base_ms, c.ratio
+            ));
+        }
+        for n in [100, 1000, 10_000] {
+            let c = fx.list_case(scale, n)?;
+            scaling_rows.push(format!(
+                "list, {n} workspaces: gw {:.1} ms, git --version {:.1} ms, ratio {:.3}",
+                c.gw_ms, c.base_ms, c.ratio
+            ));
+        }
+        println!("\nScaling:");
+        for r in &scaling_rows {
+            println!("- {r}");
+        }
+    }
+
+    if let Some(path) = json {
+        let doc = serde_json::json!({
+            "scale": scale.label,
+            "pairs": scale.pairs,
+            "commit": util::git_head(&root),
+            "cases": cases.iter().map(|c| serde_json::json!({
+                "case": c.name, "baseline": c.baseline, "gw_ms": c.gw_ms, "baseline_ms": c.base_ms,
+                "ratio": c.ratio, "budget": c.budget, "within_budget": c.ratio <= c.budget,
+                "peak_rss_kib": c.peak_rss_kib,
+            })).collect::<Vec<_>>(),
+            "scaling": scaling_rows,
+        });
+        std::fs::write(&path, serde_json::to_string_pretty(&doc).expect("json"))
+            .map_err(|e| format!("{path}: {e}"))?;
+        println!("wrote {path}");
+    }
+    Ok(())
+}
+
+/// The generated repositories and grove directories.
+struct Fixture {
+    dir: PathBuf,
+    gw: PathBuf,
+}
+
+fn git_env(cmd: &mut Command, home: &Path) {
+    cmd.env("HOME", home)
+        .env("GROVE_HOME", home.join(".grove"))
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_SYSTEM", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Bench")
+        .env("GIT_AUTHOR_EMAIL", "bench@grove.invalid")
+        .env("GIT_COMMITTER_NAME", "Bench")
+        .env("GIT_COMMITTER_EMAIL", "bench@grove.invalid")
+        .env("NO_COLOR", "1")
+        .env_remove("GW_FORMAT")
+        .stdin(Stdio::null());
+}
+
+fn sh(dir: &Path, home: &Path, script: &str) -> Result<(), String> {
+    let mut cmd = Command::new("sh");
+    git_env(&mut cmd, home);
+    let out = cmd
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{script}` failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+fn q(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
+}
+
+impl Fixture {
+    /// Generates (once) `repos` source repositories of `files` files with `file://` origins,
+    /// and the grove directories the cases use.
+    fn prepare(cache: &Path, gw: &Path, s: Scale) -> Result<Fixture, String> {
+        let repos = s.status_repos.max(s.create_repos).max(s.list_s_repos);
+        let dir = cache.join(format!("v1-{repos}x{}", s.files));
+        let fx = Fixture {
+            dir: dir.clone(),
+            gw: gw.to_path_buf(),
+        };
+        if dir.join("ready").exists() {
+            return Ok(fx);
+        }
+        util::step(&format!("generating fixtures in {}", dir.display()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for d in ["seed", "origins", "repos", "home"] {
+            std::fs::create_dir_all(dir.join(d)).map_err(|e| e.to_string())?;
+        }
+        let seed = dir.join("seed");
+        let line =
+            "grove benchmark fixture line that is about this long, give or take.\n".repeat(3);
+        for i in 0..s.files {
+            let sub = seed.join(format!("d{:02}", i % 50));
+            std::fs::create_dir_all(&sub).map_err(|e| e.to_string())?;
+            std::fs::write(sub.join(format!("f{i:05}.txt")), format!("{i}\n{line}"))
+                .map_err(|e| e.to_string())?;
+        }
+        std::fs::write(seed.join(".gitignore"), "node_modules/\n").map_err(|e| e.to_string())?;
+        let home = dir.join("home");
+        sh(
+            &seed,
+            &home,
+            "git init -q -b main && git add -A && git commit -q -m seed",
+        )?;
+        for i in 1..=repos {
+            let origin = dir.join(format!("origins/r{i:02}.git"));
+            let repo = dir.join(format!("repos/r{i:02}"));
+            sh(
+                &dir,
+                &home,
+                &format!(
+                    "git init -q --bare -b main {o} && git -C {s} push -q {o} main && git clone -q file://{op} {r}",
+                    o = q(&origin),
+                    s = q(&seed),
+                    op = origin.display(),
+                    r = q(&repo)
+                ),
+            )?;
+        }
+        std::fs::write(dir.join("ready"), "").map_err(|e| e.to_string())?;
+        Ok(fx)
+    }
+
+    fn repo(&self, i: usize) -> PathBuf {
+        self.dir.join(format!("repos/r{i:02}"))
+    }
+
+    /// A fresh grove home under the fixture, initialised on the repositories.
+    fn home(&self, name: &str) -> Result<PathBuf, String> {
+        let home = self.dir.join(format!("homes/{name}"));
+        if !home.join(".grove/config.toml").exists() {
+            std::fs::create_dir_all(&home).map_err(|e| e.to_string())?;
+            self.gw_ok(
+                &home,
+                &["init", self.dir.join("repos").to_str().ok_or("path")?],
+            )?;
+        }
+        Ok(home)
+    }
+
+    fn gw_cmd(&self, home: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(&self.gw);
+        git_env(&mut cmd, home);
+        cmd.args(args)
+            .current_dir(home)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        cmd
+    }
+
+    fn gw_ok(&self, home: &Path, args: &[&str]) -> Result<(), String> {
+        let mut cmd = self.gw_cmd(home, args);
+        cmd.stderr(Stdio::piped());
+        let out = cmd.output().map_err(|e| e.to_string())?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "gw {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    }
+
+    fn status_case(&self, s: Scale, which: &'static str) -> Result<Case, String> {
+        let home = self.home(&format!("status-{}", s.status_repos))?;
+        let names: Vec<String> = (1..=s.status_repos).map(|i| format!("r{i:02}")).collect();
+        let ws = home.join(".grove/workspaces/bench");
+        if !ws.exists() {
+            self.gw_ok(
+                &home,
+                &["create", "bench", "-b", "bench", "-r", &names.join(",")],
+            )?;
+            // Some repositories dirty: modified, staged and untracked files.
+            for (i, n) in names.iter().enumerate().filter(|(i, _)| i % 4 == 0) {
+                let wt = ws.join(n);
+                sh(
+                    &wt,
+                    &home,
+                    &format!(
+                        "echo more >> d00/f{:05}.txt && echo more >> d01/f{:05}.txt && echo new > untracked-{i}.txt && echo staged >> d02/f{:05}.txt && git add d02",
+                        0, 1, 2
+                    ),
+                )?;
+            }
+        }
+        let dirs: Vec<PathBuf> = names.iter().map(|n| ws.join(n)).collect();
+        let list = dirs.iter().map(|d| q(d)).collect::<Vec<_>>().join(" ");
+        let baseline = format!(
+            "printf '%s\\n' {list} | xargs -P2 -I{{}} sh -c 'git -C \"$1\" status --porcelain=v2 --branch >/dev/null && git -C \"$1\" rev-list --left-right --count HEAD...origin/main >/dev/null' _ {{}}"
+        );
+        let (args, name): (Vec<&str>, &'static str) = match which {
+            "status" => (
+                vec!["status", "bench", "--format", "json"],
+                "gw status --format json",
+            ),
+            _ => (
+                vec!["context", "--format", "json"],
+                "gw context --format json",
+            ),
+        };
+        let cwd = if which == "context" {
+            ws.join(&names[0])
+        } else {
+            home.clone()
+        };
+        let mut gw = self.gw_cmd(&home, &args);
+        gw.current_dir(&cwd);
+        let mut base = Command::new("sh");
+        git_env(&mut base, &home);
+        base.arg("-c").arg(&baseline).stdout(Stdio::null());
+        let (a, b, r) = alternate(&mut gw, &mut base, s.pairs, || Ok(()), || Ok(()))?;
+        Ok(Case {
+            name,
+            baseline: "git status --porcelain=v2 --branch + git rev-list --left-right --count, two at a time",
+            budget: 0.9,
+            gw_ms: a,
+            base_ms: b,
+            ratio: r,
+            peak_rss_kib: peak_rss(&mut self.gw_cmd(&home, &args), &cwd),
+        })
+    }
+
+    fn list_status_case(&self, s: Scale) -> Result<Case, String> {
+        let home = self.home("list-s")?;
+        let repos: Vec<String> = (1..=s.list_s_repos).map(|i| format!("r{i:02}")).collect();
+        let mut dirs = Vec::new();
+        for w in 0..s.list_s_workspaces {
+            let name = format!("ls-{w:02}");
+            let ws = home.join(".grove/workspaces").join(&name);
+            if !ws.exists() {
+                self.gw_ok(
+                    &home,
+                    &["create", &name, "-b", &name, "-r", &repos.join(",")],
+                )?;
+            }
+            dirs.extend(repos.iter().map(|r| ws.join(r)));
+        }
+        let list = dirs.iter().map(|d| q(d)).collect::<Vec<_>>().join(" ");
+        let baseline = format!(
+            "printf '%s\\n' {list} | xargs -P2 -I{{}} git -C {{}} status --porcelain=v2 --branch >/dev/null"
+        );
+        let mut gw = self.gw_cmd(&home, &["list", "-s", "--format", "json"]);
+        let mut base = Command::new("sh");
+        git_env(&mut base, &home);
+        base.arg("-c").arg(&baseline).stdout(Stdio::null());
+        let (a, b, r) = alternate(&mut gw, &mut base, s.pairs, || Ok(()), || Ok(()))?;
+        Ok(Case {
+            name: "gw list -s --format json",
+            baseline: "git status --porcelain=v2 --branch over the same worktrees, two at a time",
+            budget: 1.0,
+            gw_ms: a,
+            base_ms: b,
+            ratio: r,
+            peak_rss_kib: peak_rss(
+                &mut self.gw_cmd(&home, &["list", "-s", "--format", "json"]),
+                &home,
+            ),
+        })
+    }
+
+    fn list_case(&self, s: Scale, workspaces: usize) -> Result<Case, String> {
+        let home = self.dir.join(format!("homes/list-{workspaces}"));
+        if !home.join(".grove/state.json").exists() {
+            std::fs::create_dir_all(home.join(".grove")).map_err(|e| e.to_string())?;
+            let ws_dir = home.join(".grove/workspaces");
+            std::fs::write(
+                home.join(".grove/config.toml"),
+                format!(
+                    "repo_dirs = [{:?}]\n",
+                    self.dir.join("repos").display().to_string()
+                ),
+            )
+            .map_err(|e| e.to_string())?;
+            let state: Vec<serde_json::Value> = (0..workspaces)
+                .map(|i| {
+                    let name = format!("ws-{i:05}");
+                    let path = ws_dir.join(&name);
+                    serde_json::json!({
+                        "name": name, "path": path, "branch": format!("feat/{name}"),
+                        "created_at": "2026-05-01T09:30:12.123456",
+                        "repos": (1..=3).map(|r| serde_json::json!({
+                            "repo_name": format!("r{r:02}"),
+                            "source_repo": self.repo(r),
+                            "worktree_path": path.join(format!("r{r:02}")),
+                            "branch": format!("feat/{name}"),
+                        })).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            std::fs::write(
+                home.join(".grove/state.json"),
+                serde_json::to_string_pretty(&state).expect("json"),
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        let mut gw = self.gw_cmd(&home, &["list", "--format", "json"]);
+        let mut base = Command::new("git");
+        base.arg("--version").stdout(Stdio::null());
+        let (a, b, r) = alternate(&mut gw, &mut base, s.pairs.max(5) * 2, || Ok(()), || Ok(()))?;
+        Ok(Case {
+            name: "gw list --format json",
+            baseline: "git --version",
+            budget: 3.0,
+            gw_ms: a,
+            base_ms: b,
+            ratio: r,
+            peak_rss_kib: peak_rss(
+                &mut self.gw_cmd(&home, &["list", "--format", "json"]),
+                &home,
+            ),
+        })
+    }
+
+    fn create_case(&self, s: Scale) -> Result<Case, String> {
+        let home = self.home("create")?;
+        let repos: Vec<String> = (1..=s.create_repos).map(|i| format!("r{i:02}")).collect();
+        let scratch = self.dir.join("scratch-create");
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
+        let mut times_a = Vec::new();
+        let mut times_b = Vec::new();
+        let total = s.pairs + 1;
+        for k in 0..total {
+            let name = format!("c-{k}");
+            let mut gw = self.gw_cmd(
+                &home,
+                &[
+                    "create",
+                    &name,
+                    "-b",
+                    &name,
+                    "-r",
+                    &repos.join(","),
+                    "--format",
+                    "json",
+                ],
+            );
+            let t = time(&mut gw)?;
+            self.gw_ok(&home, &["delete", &name, "--force"])?;
+            wait_empty(&home.join(".grove/workspaces/.trash"));
+            let script: String = repos
+                .iter()
+                .map(|r| {
+                    format!(
+                        "git -C {} worktree add -q --no-track -b cb-{k} {} origin/main",
+                        q(&self.dir.join("repos").join(r)),
+                        q(&scratch.join(format!("cb-{k}/{r}")))
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(" && ");
+            let mut base = Command::new("sh");
+            git_env(&mut base, &home);
+            base.arg("-c").arg(&script);
+            let tb = time(&mut base)?;
+            let cleanup: String = repos
+                .iter()
+                .map(|r| {
+                    format!(
+                        "git -C {d} worktree remove --force {p} && git -C {d} branch -q -D cb-{k}",
+                        d = q(&self.dir.join("repos").join(r)),
+                        p = q(&scratch.join(format!("cb-{k}/{r}")))
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(" && ");
+            sh(&home, &home, &cleanup)?;
+            if k > 0 {
+                times_a.push(t);
+                times_b.push(tb);
+            }
+        }
+        let (a, b, r) = summarise(&times_a, &times_b);
+        Ok(Case {
+            name: "gw create",
+            baseline: "sequential git worktree add --no-track -b over the same repos",
+            budget: 0.7,
+            gw_ms: a,
+            base_ms: b,
+            ratio: r,
+            peak_rss_kib: None,
+        })
+    }
+
+    fn delete_case(&self, s: Scale) -> Result<Case, String> {
+        let home = self.home("delete")?;
+        let template = self.dir.join(format!("node_modules-{}", s.delete_files));
+        if !template.join("done").exists() {
+            let _ = std::fs::remove_dir_all(&template);
+            for i in 0..s.delete_files {
+                let sub = template.join(format!("pkg{:04}", i / 1000));
+                if i % 1000 == 0 {
+                    std::fs::create_dir_all(&sub).map_err(|e| e.to_string())?;
+                }
+                std::fs::write(sub.join(format!("m{i}.js")), "module.exports = 1;\n")
+                    .map_err(|e| e.to_string())?;
+            }
+            std::fs::write(template.join("done"), "").map_err(|e| e.to_string())?;
+        }
+        let scratch = self.dir.join("scratch-delete");
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
+        let mut times_a = Vec::new();
+        let mut times_b = Vec::new();
+        for k in 0..=s.pairs {
+            let name = format!("d-{k}");
+            self.gw_ok(&home, &["create", &name, "-b", &name, "-r", "r01"])?;
+            let nm = home
+                .join(".grove/workspaces")
+                .join(&name)
+                .join("r01/node_modules");
+            sh(&home, &home, &format!("cp -al {} {}", q(&template), q(&nm)))?;
+            let mut gw = self.gw_cmd(&home, &["delete", &name, "--format", "json"]);
+            let t = time(&mut gw)?;
+            wait_empty(&home.join(".grove/workspaces/.trash"));
+            let copy = scratch.join(format!("rm-{k}"));
+            sh(
+                &home,
+                &home,
+                &format!("cp -al {} {}", q(&template), q(&copy)),
+            )?;
+            let mut base = Command::new("rm");
+            base.arg("-rf").arg(&copy);
+            let tb = time(&mut base)?;
+            if k > 0 {
+                times_a.push(t);
+                times_b.push(tb);
+            }
+        }
+        let (a, b, r) = summarise(&times_a, &times_b);
+        Ok(Case {
+            name: "gw delete (workspace holding the node_modules tree)",
+            baseline: "rm -rf of an identical tree",
+            budget: 0.1,
+            gw_ms: a,
+            base_ms: b,
+            ratio: r,
+            peak_rss_kib: None,
+        })
+    }
+}
+
+/// Waits (up to a minute) until a background unlink has emptied `trash`.
+fn wait_empty(trash: &Path) {
+    let until = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < until {
+        let empty = std::fs::read_dir(trash)
+            .map(|mut d| d.next().is_none())
+            .unwrap_or(true);
+        if empty {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn time(cmd: &mut Command) -> Result<f64, String> {
+    let start = Instant::now();
+    let status = cmd.status().map_err(|e| e.to_string())?;
+    let elapsed = start.elapsed().as_secs_f64() * 1000.0;
+    if !status.success() {
+        return Err(format!("{cmd:?} failed with {status}"));
+    }
+    Ok(elapsed)
+}
+
+/// Runs `a` and `b` alternately after two warm-ups of each; returns the medians of each
+/// and the median of the per-pair ratios.
+fn alternate(
+    a: &mut Command,
+    b: &mut Command,
+    pairs: usize,
+    mut before_a: impl FnMut() -> Result<(), String>,
+    mut before_b: impl FnMut() -> Result<(), String>,
+) -> Result<(f64, f64, f64), String> {
+    for _ in 0..2 {
+        before_a()?;
+        time(a)?;
+        before_b()?;
+        time(b)?;
+    }
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    for _ in 0..pairs {
+        before_a()?;
+        ta.push(time(a)?);
+        before_b()?;
+        tb.push(time(b)?);
+    }
+    Ok(summarise(&ta, &tb))
+}
+
+fn summarise(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
+    let ratios: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+    (median(a), median(b), median(&ratios))
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(|x, y| x.partial_cmp(y).expect("times are finite"));
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+/// Peak resident memory of one run of `cmd`, via GNU time when it is installed.
+fn peak_rss(cmd: &mut Command, cwd: &Path) -> Option<u64> {
+    if !Path::new("/usr/bin/time").exists() {
+        return None;
+    }
+    let out_file = std::env::temp_dir().join(format!("gw-bench-rss-{}", std::process::id()));
+    let mut t = Command::new("/usr/bin/time");
+    t.arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(&out_file)
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => t.env(k, v),
+            None => t.env_remove(k),
+        };
+    }
+    t.current_dir(cwd)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    t.status().ok()?;
+    let text = std::fs::read_to_string(&out_file).ok()?;
+    let _ = std::fs::remove_file(&out_file);
+    text.trim().lines().last()?.trim().parse().ok()
+}
