@@ -719,6 +719,40 @@ pub fn have(program: impl AsRef<OsStr>) -> bool {
         .unwrap_or(false)
 }
 
+/// The processes of process group `pgid` that are still running (zombies, which linger
+/// where PID 1 does not reap orphans, do not count). Reads `/proc` on Linux; elsewhere
+/// asks `kill -0` and reports the group id itself when anything answers.
+pub fn live_in_group(pgid: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        let alive = Command::new("kill")
+            .args(["-0", "--", &format!("-{pgid}")])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        return if alive { vec![pgid] } else { Vec::new() };
+    };
+    let mut live = Vec::new();
+    for e in entries.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid pgrp …`; comm may hold spaces and parentheses.
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.get(2).and_then(|f| f.parse::<i32>().ok()) == Some(pgid)
+            && !matches!(fields.first(), Some(&"Z") | Some(&"X"))
+        {
+            live.push(pid);
+        }
+    }
+    live
+}
+
 /// Validation of machine-mode output against the published schemas in `docs/schema/`.
 pub mod schema {
     use std::collections::HashMap;

@@ -1,17 +1,25 @@
-//! The one place grove starts processes: git, hooks and plugins.
+//! The one place grove starts processes: git, hooks, plugins and `gw run`'s dev processes.
 //!
 //! Every [`Cmd`] has an explicit working directory and closes stdin. Output is captured
 //! (or handed line by line to a callback), never inherited, so nothing a child prints can
 //! reach grove's stdout behind the output layer's back.
+//!
+//! Several long-running children (`gw run`) share one [`Stop`]: SIGINT, SIGTERM or a
+//! deadline turns into a stop request, and each child supervised with it
+//! ([`Cmd::supervise`]) has its whole process group terminated, then killed after a grace
+//! period.
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io::{self, BufRead, BufReader, Read};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, mpsc};
 use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal};
 
 /// How many trailing output lines are kept for error messages.
 const TAIL_LINES: usize = 20;
@@ -20,6 +28,13 @@ const TAIL_LINES: usize = 20;
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
 /// Between SIGTERM and SIGKILL when a timeout fires.
 const KILL_GRACE: Duration = Duration::from_millis(500);
+/// Between SIGTERM and SIGKILL when a [`Stop`] is requested: long enough for a dev server
+/// to shut down cleanly (foreman and overmind wait 5 s too).
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How long to wait for SIGKILLed processes to be gone.
+const KILL_SETTLE: Duration = Duration::from_secs(2);
+/// How often a running child is checked (exit, deadline, stop request).
+const TICK: Duration = Duration::from_millis(20);
 
 /// A process to run.
 #[derive(Debug, Clone)]
@@ -38,6 +53,8 @@ pub enum Status {
     Exited(i32),
     Signaled(i32),
     TimedOut,
+    /// Ended by a [`Stop`] request (or not started because one came first).
+    Stopped,
 }
 
 impl Status {
@@ -60,6 +77,7 @@ impl fmt::Display for Status {
             Status::Exited(c) => write!(f, "exit status {c}"),
             Status::Signaled(s) => write!(f, "killed by signal {s}"),
             Status::TimedOut => write!(f, "timed out"),
+            Status::Stopped => write!(f, "stopped"),
         }
     }
 }
@@ -262,12 +280,70 @@ impl Cmd {
     /// Runs to completion, handing each output line to `on_line` as it arrives (on the
     /// calling thread). The full output is also returned.
     pub fn stream(&self, on_line: &mut dyn FnMut(Stream, &str)) -> Result<Output, Error> {
+        let (mut stdout, mut stderr) = (String::new(), String::new());
+        let watch = Watch {
+            deadline: self.timeout.map(|t| Instant::now() + t),
+            stop: None,
+        };
+        let status = self.drive(watch, &mut |stream, raw| {
+            on_line(stream, raw.trim_end_matches(['\n', '\r']));
+            match stream {
+                Stream::Stdout => stdout.push_str(raw),
+                Stream::Stderr => stderr.push_str(raw),
+            }
+        })?;
+        Ok(Output {
+            status,
+            stdout,
+            stderr,
+        })
+    }
+
+    /// Runs a long-lived process in a process group of its own, handing each output line
+    /// to `on_line` (nothing is kept: a dev server may print for hours).
+    ///
+    /// A request on `stop` beyond the first `after` ones ends it: SIGTERM to the whole
+    /// group, then SIGKILL after the stop's grace period, or at once on yet another
+    /// request; the status is then [`Status::Stopped`]. When such a request came before
+    /// the start, the process is not started at all. When the process ends on its own,
+    /// whatever it left behind in its group is ended the same way, so nothing outlives it.
+    pub fn supervise(
+        &self,
+        stop: &Stop,
+        after: usize,
+        on_line: &mut dyn FnMut(Stream, &str),
+    ) -> Result<Status, Error> {
+        if stop.requests() > after {
+            return Ok(Status::Stopped);
+        }
+        let mut cmd = self.clone();
+        cmd.own_group = true;
+        cmd.drive(
+            Watch {
+                deadline: self.timeout.map(|t| Instant::now() + t),
+                stop: Some((stop, after)),
+            },
+            &mut |stream, raw| on_line(stream, raw.trim_end_matches(['\n', '\r'])),
+        )
+    }
+
+    /// Runs the process, handing raw output lines (newline included) to `on_line`, and
+    /// ends it (and its group) when `watch` says so.
+    fn drive(
+        &self,
+        watch: Watch<'_>,
+        on_line: &mut dyn FnMut(Stream, &str),
+    ) -> Result<Status, Error> {
         let mut child = self
             .command()
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| self.spawn_error(e))?;
+        let target = Target {
+            pid: Pid::from_raw(child.id() as i32),
+            group: self.own_group,
+        };
         let (tx, rx) = mpsc::channel::<(Stream, String)>();
         let readers = [
             child
@@ -280,55 +356,112 @@ impl Cmd {
                 .map(|s| reader(Stream::Stderr, s, tx.clone())),
         ];
         drop(tx);
-        let deadline = self.timeout.map(|t| Instant::now() + t);
-        let (mut stdout, mut stderr) = (String::new(), String::new());
-        let mut exited: Option<(Status, Instant)> = None;
-        loop {
-            match rx.recv_timeout(Duration::from_millis(20)) {
-                Ok((stream, line)) => {
-                    on_line(stream, line.trim_end_matches(['\n', '\r']));
-                    match stream {
-                        Stream::Stdout => stdout.push_str(&line),
-                        Stream::Stderr => stderr.push_str(&line),
+        // Supervised children are also stopped when they end on their own but leave
+        // something running in their group.
+        let sweep = watch.stop.is_some();
+        let mut open = true;
+        let mut leader: Option<Status> = None;
+        let mut phase = Phase::Running;
+        let mut checked = Instant::now();
+        let status = loop {
+            if open {
+                match rx.recv_timeout(TICK) {
+                    Ok((stream, line)) => {
+                        on_line(stream, &line);
+                        // A chatty child must not starve the checks below.
+                        if checked.elapsed() < TICK {
+                            continue;
+                        }
                     }
-                    continue;
+                    Err(mpsc::RecvTimeoutError::Disconnected) => open = false,
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
                 }
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    if exited.is_none() {
-                        let st = child.wait().map_err(|e| self.spawn_error(e))?;
-                        exited = Some((Status::from_exit(st), Instant::now()));
-                    }
-                    break;
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            } else if !matches!(phase, Phase::Done { .. }) {
+                // The child closed its output but may still be running.
+                std::thread::sleep(TICK);
             }
-            if exited.is_none() {
-                if let Some(st) = child.try_wait().map_err(|e| self.spawn_error(e))? {
-                    exited = Some((Status::from_exit(st), Instant::now()));
-                } else if deadline.is_some_and(|d| Instant::now() >= d) {
-                    kill_group(&mut child, self.own_group);
-                    let _ = child.wait();
-                    exited = Some((Status::TimedOut, Instant::now()));
-                }
-            }
-            if let Some((_, at)) = exited
-                && at.elapsed() >= DRAIN_AFTER_EXIT
+            checked = Instant::now();
+            if leader.is_none()
+                && let Some(st) = child.try_wait().map_err(|e| self.spawn_error(e))?
             {
-                // A background process still holds the pipes open; stop waiting for it.
-                break;
+                leader = Some(Status::from_exit(st));
             }
-        }
-        for r in readers.into_iter().flatten() {
-            if exited.is_some_and(|(_, at)| at.elapsed() < DRAIN_AFTER_EXIT) {
+            let now = Instant::now();
+            phase = match phase {
+                Phase::Running => {
+                    if let Some(status) = leader {
+                        if sweep && target.lingering() {
+                            target.signal(Signal::TERM);
+                            Phase::Ending {
+                                status,
+                                kill_at: now + watch.grace(),
+                                seen: watch.requests(),
+                            }
+                        } else {
+                            Phase::Done { status, at: now }
+                        }
+                    } else if watch.deadline.is_some_and(|d| now >= d) {
+                        target.signal(Signal::TERM);
+                        Phase::Ending {
+                            status: Status::TimedOut,
+                            kill_at: now + KILL_GRACE,
+                            seen: watch.requests(),
+                        }
+                    } else if watch.stop_requested() {
+                        target.signal(Signal::TERM);
+                        Phase::Ending {
+                            status: Status::Stopped,
+                            kill_at: now + watch.grace(),
+                            seen: watch.requests(),
+                        }
+                    } else {
+                        Phase::Running
+                    }
+                }
+                Phase::Ending {
+                    status,
+                    kill_at,
+                    seen,
+                } => {
+                    if leader.is_some() && !target.lingering() {
+                        Phase::Done { status, at: now }
+                    } else if now >= kill_at || watch.requests() > seen {
+                        target.signal(Signal::KILL);
+                        if leader.is_none() {
+                            let st = child.wait().map_err(|e| self.spawn_error(e))?;
+                            leader = Some(Status::from_exit(st));
+                        }
+                        // SIGKILL is delivered asynchronously; once this returns, nothing
+                        // of the group runs any more.
+                        let until = Instant::now() + KILL_SETTLE;
+                        while target.lingering() && Instant::now() < until {
+                            std::thread::sleep(Duration::from_millis(5));
+                        }
+                        Phase::Done { status, at: now }
+                    } else {
+                        Phase::Ending {
+                            status,
+                            kill_at,
+                            seen,
+                        }
+                    }
+                }
+                Phase::Done { status, at } => {
+                    // A background process may still hold the pipes open; stop waiting
+                    // for its output after a moment.
+                    if !open || at.elapsed() >= DRAIN_AFTER_EXIT {
+                        break status;
+                    }
+                    Phase::Done { status, at }
+                }
+            };
+        };
+        if !open {
+            for r in readers.into_iter().flatten() {
                 let _ = r.join();
             }
         }
-        let status = exited.map(|(s, _)| s).unwrap_or(Status::Exited(-1));
-        Ok(Output {
-            status,
-            stdout,
-            stderr,
-        })
+        Ok(status)
     }
 
     /// Replaces the current process with this command (Unix `exec`). Returns only on error.
@@ -382,31 +515,212 @@ fn reader<R: Read + Send + 'static>(
     })
 }
 
-fn kill_group(child: &mut Child, own_group: bool) {
-    use rustix::process::{Pid, Signal, kill_process, kill_process_group};
-    let Some(pid) = Pid::from_raw(child.id() as i32) else {
-        return;
-    };
-    let send = |sig| {
-        let _ = if own_group {
+/// What ends a running child besides its own exit.
+struct Watch<'a> {
+    /// Terminate it after this instant (`Status::TimedOut`).
+    deadline: Option<Instant>,
+    /// Terminate it on a request beyond the first `usize` ones (`Status::Stopped`).
+    stop: Option<(&'a Stop, usize)>,
+}
+
+impl Watch<'_> {
+    fn stop_requested(&self) -> bool {
+        self.stop.is_some_and(|(s, after)| s.requests() > after)
+    }
+
+    fn requests(&self) -> usize {
+        self.stop.map_or(0, |(s, _)| s.requests())
+    }
+
+    fn grace(&self) -> Duration {
+        self.stop.map_or(KILL_GRACE, |(s, _)| s.0.grace)
+    }
+}
+
+/// Where a running child is in its life.
+#[derive(Clone, Copy)]
+enum Phase {
+    Running,
+    /// SIGTERM was sent to the group; SIGKILL follows at `kill_at`, or at once when the
+    /// stop gets a request beyond `seen`.
+    Ending {
+        status: Status,
+        kill_at: Instant,
+        seen: usize,
+    },
+    /// Ended; only draining what is left in the pipes.
+    Done {
+        status: Status,
+        at: Instant,
+    },
+}
+
+/// A child to signal: its process group, or the process alone.
+struct Target {
+    pid: Option<Pid>,
+    group: bool,
+}
+
+impl Target {
+    fn signal(&self, sig: Signal) {
+        use rustix::process::{kill_process, kill_process_group};
+        let Some(pid) = self.pid else { return };
+        let _ = if self.group {
             kill_process_group(pid, sig)
         } else {
             kill_process(pid, sig)
         };
-    };
-    send(Signal::TERM);
-    let until = Instant::now() + KILL_GRACE;
-    while Instant::now() < until {
-        if let Ok(Some(_)) = child.try_wait() {
-            // The leader is gone; make sure the rest of its group is too.
-            if own_group {
-                let _ = kill_process_group(pid, Signal::KILL);
-            }
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
     }
-    send(Signal::KILL);
+
+    /// Once the child itself has been reaped: whether anything it started is still
+    /// running in its group (never, for a child without a group of its own).
+    fn lingering(&self) -> bool {
+        match self.pid {
+            Some(pid) if self.group => group_alive(pid),
+            _ => false,
+        }
+    }
+}
+
+/// Whether process group `pgid` has a member that is not a zombie. Zombies count for
+/// `kill(-pgid, 0)`, and where PID 1 does not reap orphans (some containers) they linger,
+/// so on Linux the members are looked up in `/proc`.
+pub fn group_alive(pgid: Pid) -> bool {
+    if rustix::process::test_kill_process_group(pgid).is_err() {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return true;
+    };
+    let want = pgid.as_raw_nonzero().get();
+    entries.flatten().any(|e| {
+        let name = e.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            return false;
+        }
+        // `pid (comm) state ppid pgrp …`; comm may hold spaces and parentheses.
+        let Ok(stat) = std::fs::read(e.path().join("stat")) else {
+            return false;
+        };
+        let stat = String::from_utf8_lossy(&stat);
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            return false;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next();
+        let pgrp = fields.nth(1).and_then(|f| f.parse::<i32>().ok());
+        pgrp == Some(want) && state != Some("Z") && state != Some("X")
+    })
+}
+
+/// `SIGINT`, `SIGTERM`, … for a signal number.
+pub fn signal_name(n: i32) -> String {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM};
+    match n {
+        SIGINT => "SIGINT".into(),
+        SIGTERM => "SIGTERM".into(),
+        SIGHUP => "SIGHUP".into(),
+        SIGQUIT => "SIGQUIT".into(),
+        SIGKILL => "SIGKILL".into(),
+        n => format!("signal {n}"),
+    }
+}
+
+/// Why a [`Stop`] was first requested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// SIGINT (Ctrl-C) or SIGTERM; the signal number.
+    Signal(i32),
+    /// The deadline given to [`Stop::new`] passed.
+    Timeout,
+}
+
+/// A stop request shared by every process of one run. Requests are counted: the first
+/// ends the running processes gracefully, a further one kills what is still ending.
+#[derive(Debug, Clone)]
+pub struct Stop(Arc<StopState>);
+
+#[derive(Debug)]
+struct StopState {
+    requests: AtomicUsize,
+    reason: OnceLock<StopReason>,
+    deadline: Option<Instant>,
+    deadline_passed: AtomicBool,
+    grace: Duration,
+}
+
+impl Stop {
+    /// A stop with `grace` between SIGTERM and SIGKILL, requested by itself after
+    /// `timeout` (unless something else asked first).
+    pub fn new(grace: Duration, timeout: Option<Duration>) -> Stop {
+        Stop(Arc::new(StopState {
+            requests: AtomicUsize::new(0),
+            reason: OnceLock::new(),
+            deadline: timeout.map(|t| Instant::now() + t),
+            deadline_passed: AtomicBool::new(false),
+            grace,
+        }))
+    }
+
+    pub fn request(&self, reason: StopReason) {
+        let _ = self.0.reason.set(reason);
+        self.0.requests.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// How many stops have been requested so far (a passed deadline counts once, and only
+    /// when nothing was requested before it).
+    pub fn requests(&self) -> usize {
+        let s = &self.0;
+        if let Some(d) = s.deadline
+            && Instant::now() >= d
+            && !s.deadline_passed.swap(true, Ordering::SeqCst)
+            && s.requests.load(Ordering::SeqCst) == 0
+        {
+            self.request(StopReason::Timeout);
+        }
+        s.requests.load(Ordering::SeqCst)
+    }
+
+    /// Why the first stop was requested, if one was by the last [`Stop::requests`].
+    pub fn reason(&self) -> Option<StopReason> {
+        self.0.reason.get().copied()
+    }
+
+    /// Turns SIGINT and SIGTERM into stop requests until the guard is dropped. A process
+    /// group of its own keeps a child from seeing the terminal's Ctrl-C directly, so this
+    /// is how it hears of it.
+    pub fn on_signals(&self) -> io::Result<SignalGuard> {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+        let handle = signals.handle();
+        let stop = self.clone();
+        let thread = std::thread::spawn(move || {
+            for sig in signals.forever() {
+                stop.request(StopReason::Signal(sig));
+            }
+        });
+        Ok(SignalGuard {
+            handle,
+            thread: Some(thread),
+        })
+    }
+}
+
+/// Keeps SIGINT and SIGTERM routed to a [`Stop`]. Dropping it stops listening; the
+/// signals then stay caught (and ignored) for the rest of the process, which is about
+/// to render its result and exit.
+pub struct SignalGuard {
+    handle: signal_hook::iterator::Handle,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for SignalGuard {
+    fn drop(&mut self) {
+        self.handle.close();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// Process-wide defaults for spawned commands, set once from the environment.
@@ -568,6 +882,104 @@ mod tests {
         fn run_streaming_for_test(&self) -> Output {
             self.stream(&mut |_, _| {}).unwrap()
         }
+    }
+
+    /// Supervises `script` on a thread; returns its status and the group id it printed
+    /// first (`echo $$`), once `ready` appeared in its output.
+    fn supervised(
+        script: &str,
+        stop: &Stop,
+        ready: &'static str,
+    ) -> (
+        std::thread::JoinHandle<Result<Status, Error>>,
+        mpsc::Receiver<i32>,
+    ) {
+        let (tx, rx) = mpsc::channel();
+        let cmd = Cmd::shell(&format!("echo $$; {script}"), &tmp());
+        let stop = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let mut pgid = None;
+            cmd.supervise(&stop, 0, &mut |_, line| match pgid {
+                None => pgid = line.parse::<i32>().ok(),
+                Some(id) if line == ready => {
+                    let _ = tx.send(id);
+                }
+                Some(_) => {}
+            })
+        });
+        (handle, rx)
+    }
+
+    fn gone(pgid: i32) -> bool {
+        !group_alive(Pid::from_raw(pgid).unwrap())
+    }
+
+    #[test]
+    fn a_stop_ends_the_whole_group() {
+        let stop = Stop::new(Duration::from_secs(30), None);
+        let (h, rx) = supervised("sleep 100 & echo up; sleep 100", &stop, "up");
+        let pgid = rx.recv().unwrap();
+        assert!(!gone(pgid));
+        stop.request(StopReason::Signal(15));
+        assert_eq!(h.join().unwrap().unwrap(), Status::Stopped);
+        assert!(gone(pgid), "the background sleep went with its group");
+        assert_eq!(stop.reason(), Some(StopReason::Signal(15)));
+        // A command supervised after the request does not start.
+        let st = Cmd::shell("exit 1", &tmp()).supervise(&stop, 0, &mut |_, _| {});
+        assert_eq!(st.unwrap(), Status::Stopped);
+        // One that only heeds later requests does.
+        let st = Cmd::shell("exit 1", &tmp()).supervise(&stop, 1, &mut |_, _| {});
+        assert_eq!(st.unwrap(), Status::Exited(1));
+    }
+
+    #[test]
+    fn a_group_ignoring_sigterm_is_killed_on_a_second_request() {
+        // The grace period is far longer than the test may take: only the second request
+        // can end the group this soon.
+        let stop = Stop::new(Duration::from_secs(600), None);
+        let (h, rx) = supervised("trap '' TERM; echo up; sleep 1000", &stop, "up");
+        let pgid = rx.recv().unwrap();
+        stop.request(StopReason::Signal(2));
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(
+            !h.is_finished(),
+            "SIGTERM is ignored, so it is still ending"
+        );
+        stop.request(StopReason::Signal(2));
+        assert_eq!(h.join().unwrap().unwrap(), Status::Stopped);
+        assert!(gone(pgid));
+    }
+
+    #[test]
+    fn leftovers_are_swept_when_the_leader_exits() {
+        let stop = Stop::new(Duration::from_secs(30), None);
+        let (h, rx) = supervised("sleep 100 & echo up", &stop, "up");
+        let pgid = rx.recv().unwrap();
+        assert_eq!(h.join().unwrap().unwrap(), Status::Exited(0));
+        assert!(
+            gone(pgid),
+            "the background sleep did not outlive its leader"
+        );
+        assert_eq!(stop.requests(), 0);
+    }
+
+    #[test]
+    fn a_deadline_is_one_request_and_a_chatty_child_still_meets_it() {
+        let stop = Stop::new(Duration::from_secs(30), Some(Duration::from_millis(300)));
+        let mut lines = 0usize;
+        let st = Cmd::shell("while :; do echo line; done", &tmp())
+            .supervise(&stop, 0, &mut |_, _| lines += 1)
+            .unwrap();
+        assert_eq!(st, Status::Stopped);
+        assert!(lines > 0);
+        assert_eq!(stop.reason(), Some(StopReason::Timeout));
+        assert_eq!(stop.requests(), 1);
+        // A deadline passing after another request adds nothing.
+        let stop = Stop::new(Duration::from_secs(30), Some(Duration::from_millis(1)));
+        stop.request(StopReason::Signal(2));
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(stop.requests(), 1);
+        assert_eq!(stop.reason(), Some(StopReason::Signal(2)));
     }
 
     #[test]

@@ -60,6 +60,7 @@ schemas! {
     "doctor", "gw doctor" => crate::ops::doctor::DoctorReport;
     "plugin-list", "gw plugin list" => crate::ops::plugin::PluginListReport;
     "plugin", "gw plugin install|remove" => crate::ops::plugin::PluginReport;
+    "run", "gw run" => crate::ops::run::RunReport;
     "help", "--help or --version" => crate::output::render::Help;
 }
 

@@ -18,6 +18,7 @@ mod plugins;
 mod prune;
 mod rename;
 mod reset;
+mod run;
 mod schemas;
 mod smoke;
 mod status;

@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use super::commands::cleanup::{DoctorArgs, PruneArgs};
 use super::commands::daily::{AddRepoArgs, RemoveRepoArgs, RenameArgs, ResetArgs, SyncArgs};
 use super::commands::plugin::PluginArgs;
+use super::commands::run::RunArgs;
 use super::commands::setup::{
     AddDirArgs, CompletionsArgs, InitArgs, PresetArgs, RemoveDirArgs, SchemaArgs, ShellInitArgs,
     UnlinkTrashArgs,
@@ -76,6 +77,8 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the JSON Schemas of machine-mode output (the envelope and each command's result)
     Schema(SchemaArgs),
+    /// Run each repository's dev processes (.grove.toml `run`) side by side until they end or you stop them
+    Run(RunArgs),
     #[command(hide = true)]
     UnlinkTrash(UnlinkTrashArgs),
     /// Rebase every repository of a workspace onto its base branch

@@ -8,7 +8,7 @@ mod repo;
 pub mod toml;
 
 pub use hooks::{Hook, HookKind, Hooks, OnFailure};
-pub use repo::RepoConfig;
+pub use repo::{FILE_NAME as REPO_FILE, RepoConfig};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

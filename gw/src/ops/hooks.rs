@@ -145,6 +145,19 @@ impl CommandFailure {
     }
 }
 
+/// One of a repository's `.grove.toml` commands, ready to run with `sh -c` in its
+/// worktree `cwd`, with `GROVE_WORKSPACE`, `GROVE_WORKSPACE_PATH`, `GROVE_BRANCH`,
+/// `GROVE_REPO` and `GROVE_WORKTREE` set.
+pub fn repo_command(command: &str, repo: &str, cwd: &Path, vars: &Vars) -> Cmd {
+    let mut cmd = Cmd::shell(command, cwd);
+    cmd.env("GROVE_WORKSPACE", &vars.name)
+        .env("GROVE_WORKSPACE_PATH", &vars.path)
+        .env("GROVE_BRANCH", &vars.branch)
+        .env("GROVE_REPO", repo)
+        .env("GROVE_WORKTREE", cwd);
+    cmd
+}
+
 /// Runs a repository's commands (`setup`, `teardown`, …) one after another in `cwd`,
 /// stopping at the first failure. With `stream`, output lines go to `Events::output`
 /// prefixed `[<repo>] `.
@@ -158,13 +171,7 @@ pub fn run_repo_commands(
 ) -> std::result::Result<(), CommandFailure> {
     let prefix = format!("[{repo}] ");
     for command in commands {
-        let mut cmd = Cmd::shell(command, cwd);
-        cmd.env("GROVE_WORKSPACE", &vars.name)
-            .env("GROVE_WORKSPACE_PATH", &vars.path)
-            .env("GROVE_BRANCH", &vars.branch)
-            .env("GROVE_REPO", repo)
-            .env("GROVE_WORKTREE", cwd);
-        let result = cmd.stream(&mut |_, line| {
+        let result = repo_command(command, repo, cwd, vars).stream(&mut |_, line| {
             if stream {
                 ctx.events.output(&prefix, line);
             }

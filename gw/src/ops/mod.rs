@@ -23,6 +23,7 @@ pub mod rename;
 pub mod repos;
 pub mod reset;
 pub mod resolve;
+pub mod run;
 pub mod schema;
 pub mod shell_init;
 pub mod status;
@@ -45,6 +46,22 @@ pub trait Events: Sync {
     fn progress(&self, message: &str);
     /// A line printed by a hook or a repository command, with the prefix that says whose.
     fn output(&self, prefix: &str, line: &str);
+    /// A line from one of several processes running side by side (`gw run`), shown the
+    /// way foreman and overmind do: the label's name padded to its width, then the line,
+    /// each name in a colour of its own on a terminal.
+    fn process_output(&self, label: &Label<'_>, line: &str) {
+        self.output(&format!("{:<w$} | ", label.name, w = label.width), line);
+    }
+}
+
+/// Whose output a line is, among several processes running side by side.
+#[derive(Debug, Clone, Copy)]
+pub struct Label<'a> {
+    pub name: &'a str,
+    /// Position among the processes; picks the colour.
+    pub index: usize,
+    /// Width of the longest name, so that the lines align.
+    pub width: usize,
 }
 
 /// Events that go nowhere, for tests and for callers that do not show progress.

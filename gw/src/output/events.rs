@@ -3,7 +3,7 @@
 use std::io::{self, IsTerminal, Write};
 
 use super::style::{self, Role};
-use crate::ops::Events;
+use crate::ops::{Events, Label};
 
 /// Writes events to stderr. Progress lines appear only when stderr is a terminal (or with
 /// `--verbose`); output from hooks and repository commands always appears.
@@ -33,5 +33,11 @@ impl Events for StderrEvents {
     fn output(&self, prefix: &str, line: &str) {
         let prefix = style::paint(self.color, Role::Hint, prefix);
         let _ = writeln!(io::stderr().lock(), "{prefix}{line}");
+    }
+
+    fn process_output(&self, label: &Label<'_>, line: &str) {
+        let name = format!("{:<w$} |", label.name, w = label.width);
+        let prefix = style::paint_nth(self.color, label.index, &name);
+        let _ = writeln!(io::stderr().lock(), "{prefix} {line}");
     }
 }

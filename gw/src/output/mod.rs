@@ -112,6 +112,11 @@ impl Printer {
         style::paint(self.color_out, role, text)
     }
 
+    /// Styles `text` for stderr.
+    pub fn paint_err(&self, role: Role, text: &str) -> String {
+        style::paint(self.color_err, role, text)
+    }
+
     /// A message on stderr (`✓ created …`).
     pub fn message(&mut self, role: Role, text: &str) -> io::Result<()> {
         let line = match role {

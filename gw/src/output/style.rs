@@ -34,3 +34,22 @@ pub fn paint(color: bool, role: Role, text: &str) -> String {
     let s = style(role);
     format!("{}{text}{}", s.render(), s.render_reset())
 }
+
+/// Colours that tell side-by-side processes apart (`gw run`), picked by position.
+const PALETTE: [AnsiColor; 6] = [
+    AnsiColor::Cyan,
+    AnsiColor::Yellow,
+    AnsiColor::Green,
+    AnsiColor::Magenta,
+    AnsiColor::Blue,
+    AnsiColor::BrightRed,
+];
+
+/// `text` in the `n`th palette colour.
+pub fn paint_nth(color: bool, n: usize, text: &str) -> String {
+    if !color {
+        return text.to_string();
+    }
+    let s = PALETTE[n % PALETTE.len()].on_default();
+    format!("{}{text}{}", s.render(), s.render_reset())
+}

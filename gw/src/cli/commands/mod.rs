@@ -3,6 +3,7 @@
 pub mod cleanup;
 pub mod daily;
 pub mod plugin;
+pub mod run;
 pub mod setup;
 pub mod workspace;
 
@@ -38,6 +39,7 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
         },
         Command::Completions(a) => setup::completions(a),
         Command::Schema(a) => setup::schema(a),
+        Command::Run(a) => run::run(ctx, a),
         Command::UnlinkTrash(a) => setup::unlink_trash(a),
         Command::Sync(a) => daily::sync(ctx, a),
         Command::Reset(a) => daily::reset(ctx, a),

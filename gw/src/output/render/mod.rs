@@ -4,6 +4,7 @@
 mod cleanup;
 mod daily;
 mod plugin;
+mod run;
 mod setup;
 mod workspace;
 

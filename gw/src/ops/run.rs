@@ -1,0 +1,601 @@
+//! `gw run`: start each repository's dev processes side by side, each in its worktree, and
+//! stop them all together.
+//!
+//! A repository's `.grove.toml` `run` commands (string or list, run in order) start after
+//! its `pre_run` commands and are followed by its `post_run` commands. Output goes, line by
+//! line, to [`Events::process_output`](crate::ops::Events::process_output). Every process
+//! has a process group of its own, so stopping one (Ctrl-C, SIGTERM, `--timeout`) ends
+//! everything it started; nothing outlives `gw run`.
+//!
+//! Each repository gets a thread of its own rather than a slot in `parallel::map`, whose
+//! pool is only as large as the core count: every process must run at the same time.
+
+use std::collections::VecDeque;
+use std::ffi::OsStr;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::config::{REPO_FILE as FILE_NAME, RepoConfig};
+use crate::duration;
+use crate::error::{Code, Error, Result};
+use crate::ops::hooks::{Vars, repo_command};
+use crate::ops::{Ctx, Label, resolve};
+use crate::proc::{self, Status, Stop, StopReason};
+use crate::state::{RepoEntry, Workspace};
+
+/// How many trailing output lines a failure's `detail` keeps.
+const DETAIL_LINES: usize = 10;
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The workspace; `None` for the one containing the current directory.
+    pub name: Option<String>,
+    /// Repositories to run; empty for all of the workspace's.
+    pub repos: Vec<String>,
+    /// Stop everything after this long.
+    pub timeout: Option<Duration>,
+    /// Turn SIGINT and SIGTERM into a stop (the CLI does; in-process tests leave the test
+    /// process's signals alone).
+    pub signals: bool,
+    /// Between SIGTERM and SIGKILL when stopping.
+    pub grace: Duration,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct RunReport {
+    pub workspace: String,
+    pub path: PathBuf,
+    /// What stopped the processes still running: `signal` (Ctrl-C or SIGTERM) or
+    /// `timeout` (`--timeout`); `null` when every process ended on its own.
+    pub stopped_by: Option<StopCause>,
+    /// One entry per repository of the workspace (or of `-r`), in workspace order.
+    pub repos: Vec<RunResult>,
+    pub count: usize,
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+    /// `HOOK_FAILED` when a repository failed or did not start.
+    #[serde(skip)]
+    pub error: Option<Error>,
+}
+
+/// How one repository's `run` went.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct RunResult {
+    pub repo: String,
+    pub outcome: RunOutcome,
+    /// The exit code of the `run` command; `null` when it did not exit with one by itself
+    /// (not started, skipped, stopped, or killed by a signal).
+    pub exit_code: Option<i32>,
+    /// How long the `run` command ran, in milliseconds; 0 when it did not start.
+    pub duration_ms: u64,
+    /// Why, for every outcome but `exited`: for `failed` the command, its status and the
+    /// last lines of its output.
+    pub detail: Option<String>,
+}
+
+/// How a repository's `run` ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum RunOutcome {
+    /// Exited with status 0 by itself.
+    Exited,
+    /// Exited with a non-zero status, or was killed by a signal grove did not send.
+    Failed,
+    /// Never started: `pre_run` failed, the command is missing or not executable, or the
+    /// worktree is missing.
+    NotStarted,
+    /// Stopped by grove: Ctrl-C, SIGTERM or `--timeout`.
+    Stopped,
+    /// The repository's `.grove.toml` defines no `run`.
+    Skipped,
+}
+
+impl RunOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunOutcome::Exited => "exited",
+            RunOutcome::Failed => "failed",
+            RunOutcome::NotStarted => "not_started",
+            RunOutcome::Stopped => "stopped",
+            RunOutcome::Skipped => "skipped",
+        }
+    }
+
+    /// Whether this outcome makes the whole run fail.
+    pub fn is_failure(self) -> bool {
+        matches!(self, RunOutcome::Failed | RunOutcome::NotStarted)
+    }
+}
+
+/// What stopped the processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum StopCause {
+    Signal,
+    Timeout,
+}
+
+impl RunReport {
+    pub fn failure(&self) -> Option<&Error> {
+        self.error.as_ref()
+    }
+}
+
+/// Runs the workspace's dev processes until they have all ended, and reports how each did.
+pub fn run(ctx: &Ctx<'_>, opts: &RunOptions) -> Result<RunReport> {
+    ctx.config()?;
+    let state = ctx.state()?;
+    let ws = resolve::workspace(&state, opts.name.as_deref(), &ctx.env.cwd)?;
+    let entries = select(ws, &opts.repos)?;
+    let mut jobs = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let config = RepoConfig::load(&entry.source_repo)?;
+        jobs.push((entry, config));
+    }
+    if jobs.iter().all(|(_, c)| c.run.is_empty()) {
+        return Err(nothing_to_run(ws, &jobs, !opts.repos.is_empty()));
+    }
+    let width = jobs
+        .iter()
+        .filter(|(_, c)| !c.run.is_empty())
+        .map(|(e, _)| e.repo_name.len())
+        .max()
+        .unwrap_or(0);
+    let stop = Stop::new(opts.grace, opts.timeout);
+    let _signals = if opts.signals {
+        let guard = stop
+            .on_signals()
+            .map_err(|e| Error::internal(format!("cannot listen for Ctrl-C and SIGTERM: {e}")))?;
+        Some(guard)
+    } else {
+        None
+    };
+    let vars = Vars::of(ws);
+    let ran: Vec<Ran> = std::thread::scope(|s| {
+        let mut index = 0;
+        let handles: Vec<_> = jobs
+            .iter()
+            .map(|(entry, config)| {
+                if config.run.is_empty() {
+                    return None;
+                }
+                let label = Label {
+                    name: &entry.repo_name,
+                    index,
+                    width,
+                };
+                index += 1;
+                let (stop, vars) = (&stop, &vars);
+                Some(s.spawn(move || run_repo(ctx, vars, entry, config, label, stop)))
+            })
+            .collect();
+        watch(ctx, &stop, opts.timeout, &handles);
+        handles
+            .into_iter()
+            .zip(&jobs)
+            .map(|(h, (entry, _))| match h {
+                Some(h) => h
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                None => Ran::skipped(entry),
+            })
+            .collect()
+    });
+    let mut warnings = Vec::new();
+    let mut repos = Vec::with_capacity(ran.len());
+    for r in ran {
+        warnings.extend(r.warnings);
+        repos.push(r.result);
+    }
+    let stopped_by = stop.reason().map(|r| match r {
+        StopReason::Signal(_) => StopCause::Signal,
+        StopReason::Timeout => StopCause::Timeout,
+    });
+    let error = failure(ws, &repos);
+    Ok(RunReport {
+        workspace: ws.name.clone(),
+        path: ws.path.clone(),
+        stopped_by,
+        count: repos.len(),
+        repos,
+        warnings,
+        error,
+    })
+}
+
+/// The repositories named in `-r` (in workspace order), or all of them.
+fn select<'w>(ws: &'w Workspace, names: &[String]) -> Result<Vec<&'w RepoEntry>> {
+    if names.is_empty() {
+        return Ok(ws.repos.iter().collect());
+    }
+    let unknown: Vec<&str> = names
+        .iter()
+        .filter(|n| !ws.repos.iter().any(|r| &r.repo_name == *n))
+        .map(String::as_str)
+        .collect();
+    if let Some(first) = unknown.first() {
+        let known: Vec<&str> = ws.repos.iter().map(|r| r.repo_name.as_str()).collect();
+        return Err(Error::new(
+            Code::RepoNotFound,
+            format!("workspace `{}` has no repository `{first}`", ws.name),
+        )
+        .with_details(serde_json::json!({
+            "workspace": ws.name,
+            "unknown": unknown,
+            "repos": known,
+        }))
+        .with_fix(format!(
+            "Pass -r with repositories of the workspace: {}",
+            known.join(", ")
+        )));
+    }
+    Ok(ws
+        .repos
+        .iter()
+        .filter(|r| names.contains(&r.repo_name))
+        .collect())
+}
+
+fn nothing_to_run(ws: &Workspace, jobs: &[(&RepoEntry, RepoConfig)], chosen: bool) -> Error {
+    let files: Vec<PathBuf> = jobs
+        .iter()
+        .map(|(e, _)| e.source_repo.join(FILE_NAME))
+        .collect();
+    let whose = if chosen {
+        "none of the chosen repositories".to_string()
+    } else {
+        format!("no repository of workspace `{}`", ws.name)
+    };
+    let example = files
+        .first()
+        .map(|f| f.display().to_string())
+        .unwrap_or_else(|| FILE_NAME.to_string());
+    Error::usage(format!("{whose} defines a `run` command in {FILE_NAME}"))
+        .with_details(serde_json::json!({ "workspace": ws.name, "files": files }))
+        .with_fix(format!(
+            "Add `run = \"<command>\"` (or a list) to the {FILE_NAME} in a repository's main checkout, e.g. {example}"
+        ))
+}
+
+/// Waits for the repositories' threads, telling the person what happens when a stop is
+/// requested.
+fn watch<T>(
+    ctx: &Ctx<'_>,
+    stop: &Stop,
+    timeout: Option<Duration>,
+    handles: &[Option<std::thread::ScopedJoinHandle<'_, T>>],
+) {
+    let mut seen = 0;
+    while handles.iter().flatten().any(|h| !h.is_finished()) {
+        let n = stop.requests();
+        if n > seen {
+            seen = n;
+            let message = match (n, stop.reason()) {
+                (1, Some(StopReason::Timeout)) => format!(
+                    "{} timeout reached: stopping every process",
+                    duration::format_go(timeout.unwrap_or_default())
+                ),
+                (1, _) => "stopping every process (press Ctrl-C again to kill them now)".into(),
+                _ => "killing every process".into(),
+            };
+            ctx.events.progress(&message);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// One repository's result and the warnings its `post_run` left.
+struct Ran {
+    result: RunResult,
+    warnings: Vec<String>,
+}
+
+impl Ran {
+    fn skipped(entry: &RepoEntry) -> Ran {
+        let file = entry.source_repo.join(FILE_NAME);
+        Ran::new(
+            entry,
+            RunOutcome::Skipped,
+            None,
+            Duration::ZERO,
+            Some(format!("no `run` command in {}", file.display())),
+        )
+    }
+
+    fn new(
+        entry: &RepoEntry,
+        outcome: RunOutcome,
+        exit_code: Option<i32>,
+        ran: Duration,
+        detail: Option<String>,
+    ) -> Ran {
+        Ran {
+            result: RunResult {
+                repo: entry.repo_name.clone(),
+                outcome,
+                exit_code,
+                duration_ms: u64::try_from(ran.as_millis()).unwrap_or(u64::MAX),
+                detail,
+            },
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// The last lines a command printed (both streams, in order).
+#[derive(Default)]
+struct Tail(VecDeque<String>);
+
+impl Tail {
+    fn push(&mut self, line: &str) {
+        if self.0.len() == DETAIL_LINES {
+            self.0.pop_front();
+        }
+        self.0.push_back(line.to_string());
+    }
+
+    fn text(&self) -> String {
+        let lines: Vec<&str> = self.0.iter().map(String::as_str).collect();
+        lines.join("\n")
+    }
+}
+
+/// `pre_run`, `run` and `post_run` of one repository, on its own thread.
+fn run_repo(
+    ctx: &Ctx<'_>,
+    vars: &Vars,
+    entry: &RepoEntry,
+    config: &RepoConfig,
+    label: Label<'_>,
+    stop: &Stop,
+) -> Ran {
+    let repo = entry.repo_name.as_str();
+    let cwd = entry.worktree_path.as_path();
+    let mut tail = Tail::default();
+    let supervise = |command: &str, after: usize, tail: &mut Tail| {
+        *tail = Tail::default();
+        repo_command(command, repo, cwd, vars).supervise(stop, after, &mut |_, line| {
+            ctx.events.process_output(&label, line);
+            tail.push(line);
+        })
+    };
+    let not_started = |why: String| {
+        Ran::new(
+            entry,
+            RunOutcome::NotStarted,
+            None,
+            Duration::ZERO,
+            Some(why),
+        )
+    };
+    if !cwd.is_dir() {
+        return not_started(format!("the worktree `{}` is missing", cwd.display()));
+    }
+    for command in &config.pre_run {
+        match supervise(command, 0, &mut tail) {
+            Ok(s) if s.success() => {}
+            Ok(Status::Stopped) => {
+                let why = format!("{} during pre_run `{command}`", stopped_detail(stop));
+                return Ran::new(entry, RunOutcome::Stopped, None, Duration::ZERO, Some(why));
+            }
+            Ok(s) => return not_started(failed_detail(&format!("pre_run `{command}`"), s, &tail)),
+            Err(e) => return not_started(format!("pre_run `{command}` could not start: {e}")),
+        }
+    }
+    let started = Instant::now();
+    let mut ran = None;
+    for (i, command) in config.run.iter().enumerate() {
+        // The first command not starting means nothing ran; a later one means the run
+        // broke off.
+        let broken = if i == 0 {
+            RunOutcome::NotStarted
+        } else {
+            RunOutcome::Failed
+        };
+        if let Some(why) = cannot_start(command, cwd, ctx.env.path.as_deref()) {
+            ran = Some((broken, None, Some(why)));
+            break;
+        }
+        let (outcome, code, detail) = match supervise(command, 0, &mut tail) {
+            Ok(s) if s.success() => continue,
+            Ok(Status::Stopped | Status::TimedOut) => {
+                (RunOutcome::Stopped, None, Some(stopped_detail(stop)))
+            }
+            Ok(s @ Status::Exited(code)) => (
+                RunOutcome::Failed,
+                Some(code),
+                Some(failed_detail(&format!("`{command}`"), s, &tail)),
+            ),
+            Ok(s @ Status::Signaled(_)) => (
+                RunOutcome::Failed,
+                None,
+                Some(failed_detail(&format!("`{command}`"), s, &tail)),
+            ),
+            Err(e) => (broken, None, Some(e.to_string())),
+        };
+        ran = Some((outcome, code, detail));
+        break;
+    }
+    let elapsed = started.elapsed();
+    let (outcome, code, detail) = ran.unwrap_or((RunOutcome::Exited, Some(0), None));
+    let ran_for = if outcome == RunOutcome::NotStarted {
+        Duration::ZERO
+    } else {
+        elapsed
+    };
+    let mut result = Ran::new(entry, outcome, code, ran_for, detail);
+    // `post_run` cleans up after `pre_run`, so it runs whatever became of `run`, and only
+    // a stop requested after it began ends it.
+    let seen = stop.requests();
+    for command in &config.post_run {
+        match supervise(command, seen, &mut tail) {
+            Ok(s) if s.success() => {}
+            Ok(Status::Stopped) => {
+                let why = format!("{repo}: post_run `{command}` was stopped");
+                result.warnings.push(why);
+                break;
+            }
+            Ok(s) => {
+                let why = format!("{repo}: post_run `{command}` failed ({s})");
+                result.warnings.push(why);
+                break;
+            }
+            Err(e) => {
+                result.warnings.push(format!("{repo}: {e}"));
+                break;
+            }
+        }
+    }
+    result
+}
+
+fn failed_detail(what: &str, status: Status, tail: &Tail) -> String {
+    let tail = tail.text();
+    if tail.trim().is_empty() {
+        format!("{what} failed ({status})")
+    } else {
+        format!("{what} failed ({status}):\n{tail}")
+    }
+}
+
+fn stopped_detail(stop: &Stop) -> String {
+    match stop.reason() {
+        Some(StopReason::Signal(n)) if proc::signal_name(n) == "SIGINT" => {
+            "stopped by SIGINT (Ctrl-C)".into()
+        }
+        Some(StopReason::Signal(n)) => format!("stopped by {}", proc::signal_name(n)),
+        Some(StopReason::Timeout) => "stopped by the timeout".into(),
+        None => "stopped".into(),
+    }
+}
+
+/// Shell words that are not programs on PATH.
+const SHELL_WORDS: &[&str] = &[
+    ".", ":", "[", "alias", "bg", "break", "builtin", "case", "cd", "command", "continue",
+    "declare", "do", "done", "elif", "else", "esac", "eval", "exec", "exit", "export", "false",
+    "fg", "fi", "for", "function", "getopts", "hash", "if", "in", "jobs", "kill", "let", "local",
+    "printf", "pwd", "read", "readonly", "return", "select", "set", "shift", "source", "test",
+    "then", "time", "times", "trap", "true", "type", "typeset", "ulimit", "umask", "unalias",
+    "unset", "until", "wait", "while", "echo",
+];
+
+/// Why `command` cannot start, when that is clear without running it: its first word is
+/// a plain program name that is not on `path`, or a path that does not exist or is not
+/// executable. Anything the shell interprets first (quotes, variables, builtins, …) is
+/// left for the shell to judge.
+fn cannot_start(command: &str, cwd: &Path, path: Option<&OsStr>) -> Option<String> {
+    let word = command.split_whitespace().find(|w| !is_assignment(w))?;
+    let plain = word
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-_./+@%:,".contains(&b));
+    if !plain || SHELL_WORDS.contains(&word) {
+        return None;
+    }
+    if word.contains('/') {
+        let file = cwd.join(word);
+        return match std::fs::metadata(&file) {
+            Err(_) => Some(format!("`{word}` does not exist (in {})", cwd.display())),
+            Ok(m) if !executable(&m) => Some(format!(
+                "`{word}` is not executable: run `chmod +x {}`",
+                file.display()
+            )),
+            Ok(_) => None,
+        };
+    }
+    let found = std::env::split_paths(path?).any(|dir| {
+        let dir = if dir.as_os_str().is_empty() {
+            cwd.to_path_buf()
+        } else {
+            dir
+        };
+        std::fs::metadata(dir.join(word)).is_ok_and(|m| executable(&m))
+    });
+    (!found).then(|| format!("`{word}` was not found on PATH"))
+}
+
+fn executable(m: &std::fs::Metadata) -> bool {
+    m.is_file() && m.permissions().mode() & 0o111 != 0
+}
+
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    })
+}
+
+/// `HOOK_FAILED` naming the repositories that failed or did not start.
+fn failure(ws: &Workspace, repos: &[RunResult]) -> Option<Error> {
+    let failed: Vec<&RunResult> = repos.iter().filter(|r| r.outcome.is_failure()).collect();
+    let first = failed.first()?;
+    let message = if failed.len() == 1 {
+        let why = first
+            .detail
+            .as_deref()
+            .and_then(|d| d.lines().next())
+            .unwrap_or("")
+            .trim_end_matches(':');
+        match first.outcome {
+            RunOutcome::NotStarted => format!("{} did not start: {why}", first.repo),
+            _ => format!("{}: {why}", first.repo),
+        }
+    } else {
+        let names: Vec<&str> = failed.iter().map(|r| r.repo.as_str()).collect();
+        format!(
+            "{} of {} repositories failed: {}",
+            failed.len(),
+            repos.len(),
+            names.join(", ")
+        )
+    };
+    let names: Vec<&str> = failed.iter().map(|r| r.repo.as_str()).collect();
+    Some(
+        Error::new(Code::HookFailed, message)
+            .with_details(serde_json::json!({ "workspace": ws.name, "repos": names }))
+            .with_fix(format!(
+                "Read each failed repository's `detail` (the last lines of output) and fix its {FILE_NAME} `run`/`pre_run` command or what it runs"
+            )),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn judges_only_plain_first_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("dev.sh");
+        crate::fsx::write_atomic(&script, b"#!/bin/sh\necho hi\n").unwrap();
+        let path = Some(OsStr::new("/bin:/usr/bin"));
+        let why = cannot_start("./dev.sh --port 3", dir.path(), path).unwrap();
+        assert!(why.contains("not executable"), "{why}");
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(cannot_start("PORT=3 ./dev.sh", dir.path(), path), None);
+        let why = cannot_start("./nope", dir.path(), path).unwrap();
+        assert!(why.contains("does not exist"), "{why}");
+        let why = cannot_start("no-such-program-gw --x", dir.path(), path).unwrap();
+        assert!(why.contains("not found on PATH"), "{why}");
+        assert_eq!(cannot_start("sh -c 'exit 0'", dir.path(), path), None);
+        // The shell decides about builtins, quoting and expansions.
+        for c in [
+            "cd app && ./x",
+            "\"$HOME/x\"",
+            "echo hi",
+            "exec ./nope",
+            "(sleep 1)",
+        ] {
+            assert_eq!(cannot_start(c, dir.path(), path), None, "{c}");
+        }
+        // Without a PATH, bare names are not judged.
+        assert_eq!(cannot_start("no-such-program-gw", dir.path(), None), None);
+    }
+}
