@@ -357,6 +357,32 @@ impl TestEnv {
         std::fs::remove_dir_all(&scratch).unwrap();
     }
 
+    /// Rewrites `state.json` through `f` (to age a workspace, or corrupt the file).
+    pub fn edit_state(&self, f: impl FnOnce(&mut Value)) {
+        let mut state = self.state();
+        f(&mut state);
+        std::fs::write(
+            self.grove_home.join("state.json"),
+            serde_json::to_string_pretty(&state).unwrap(),
+        )
+        .unwrap();
+    }
+
+    /// The directory `gw plugin install` installs into.
+    pub fn plugins_dir(&self) -> PathBuf {
+        self.grove_home.join("plugins")
+    }
+
+    /// A worktree's exact state: every file's bytes, `HEAD` and `git status --porcelain`.
+    pub fn worktree_state(&self, dir: &Path) -> WorktreeState {
+        WorktreeState {
+            files: file_contents(dir),
+            head: self.git(dir, &["rev-parse", "HEAD"]),
+            branch: self.git(dir, &["branch", "--show-current"]),
+            status: self.git(dir, &["status", "--porcelain", "--untracked-files=all"]),
+        }
+    }
+
     pub fn workspace_dir(&self) -> PathBuf {
         self.grove_home.join("workspaces")
     }
@@ -550,6 +576,51 @@ pub fn tree(root: &Path, depth: usize) -> Vec<String> {
     walk(root, root, depth, &mut out);
     out.sort();
     out
+}
+
+/// What [`TestEnv::worktree_state`] records.
+#[derive(Debug, PartialEq, Eq)]
+pub struct WorktreeState {
+    pub files: Vec<(String, Vec<u8>)>,
+    pub head: String,
+    pub branch: String,
+    pub status: String,
+}
+
+/// Every file below `dir` except `.git`, relative path and content, sorted by path.
+pub fn file_contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.file_name().is_some_and(|n| n == ".git") {
+                continue;
+            }
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.push((rel, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// Writes an executable file (a plugin or a git hook).
+pub fn write_executable(path: &Path, content: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(path, content).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 fn unique() -> u64 {

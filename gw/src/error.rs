@@ -24,6 +24,7 @@ pub enum Code {
     NoWorkspaces,
     WorkspaceExists,
     WorktreeExists,
+    BranchConflict,
     WorktreeDirty,
     StateChanged,
     NotInitialized,
@@ -47,6 +48,7 @@ impl Code {
         Code::NoWorkspaces,
         Code::WorkspaceExists,
         Code::WorktreeExists,
+        Code::BranchConflict,
         Code::WorktreeDirty,
         Code::StateChanged,
         Code::NotInitialized,
@@ -70,6 +72,7 @@ impl Code {
             | Code::NoWorkspaces => 3,
             Code::WorkspaceExists
             | Code::WorktreeExists
+            | Code::BranchConflict
             | Code::WorktreeDirty
             | Code::StateChanged => 4,
             Code::NotInitialized
@@ -93,6 +96,7 @@ impl Code {
             Code::NoWorkspaces => "NO_WORKSPACES",
             Code::WorkspaceExists => "WORKSPACE_EXISTS",
             Code::WorktreeExists => "WORKTREE_EXISTS",
+            Code::BranchConflict => "BRANCH_CONFLICT",
             Code::WorktreeDirty => "WORKTREE_DIRTY",
             Code::StateChanged => "STATE_CHANGED",
             Code::NotInitialized => "NOT_INITIALIZED",

@@ -62,6 +62,17 @@ pub fn read(path: &Path) -> Result<String> {
 
 /// Replaces `path` with `contents` atomically and durably, keeping an existing file's mode.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    write_atomic_with(path, contents, None)
+}
+
+/// Like [`write_atomic`], and the file gets permission bits `mode` (e.g. `0o755` for an
+/// executable) before it appears under its name.
+pub fn write_atomic_mode(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
+    write_atomic_with(path, contents, Some(mode))
+}
+
+fn write_atomic_with(path: &Path, contents: &[u8], mode: Option<u32>) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -79,11 +90,15 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
             .suffix(".tmp")
             .tempfile_in(dir),
     )?;
-    if let Ok(meta) = fs::metadata(path) {
+    let permissions = match mode {
+        Some(m) => Some(fs::Permissions::from_mode(m)),
+        None => fs::metadata(path).ok().map(|m| m.permissions()),
+    };
+    if let Some(perm) = permissions {
         ctx(
             "set permissions on",
             tmp.path(),
-            fs::set_permissions(tmp.path(), meta.permissions()),
+            fs::set_permissions(tmp.path(), perm),
         )?;
     }
     let tmp_path = tmp.path().to_path_buf();
@@ -92,6 +107,11 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     tmp.persist(path)
         .map_err(|e| Error::new("replace", path, e.error))?;
     sync_dir(dir)
+}
+
+/// Reads a whole file as bytes.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    ctx("read", path, fs::read(path))
 }
 
 /// Flushes a directory's entries (a rename inside it) to disk.

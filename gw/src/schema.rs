@@ -50,6 +50,16 @@ schemas! {
     "preset-list", "gw preset list" => crate::ops::preset::PresetListReport;
     "completions", "gw completions" => crate::output::render::Script;
     "schema", "gw schema" => crate::ops::schema::SchemaReport;
+    "sync", "gw sync" => crate::ops::sync::SyncReport;
+    "reset", "gw reset" => crate::ops::reset::ResetReport;
+    "add-repo", "gw add-repo" => crate::ops::add_repo::AddRepoReport;
+    "remove-repo", "gw remove-repo" => crate::ops::remove_repo::RemoveRepoReport;
+    "rename", "gw rename" => crate::ops::rename::RenameReport;
+    "prune", "gw prune" => crate::ops::prune::PruneReport;
+    "prune-branches", "gw prune branches" => crate::ops::prune::PruneBranchesReport;
+    "doctor", "gw doctor" => crate::ops::doctor::DoctorReport;
+    "plugin-list", "gw plugin list" => crate::ops::plugin::PluginListReport;
+    "plugin", "gw plugin install|remove" => crate::ops::plugin::PluginReport;
     "run", "gw run" => crate::ops::run::RunReport;
     "help", "--help or --version" => crate::output::render::Help;
 }

@@ -75,6 +75,14 @@ fn every_error_code_has_its_exit_class() {
     );
     std::fs::write(env.workspace_dir().join("one/api/README.md"), "changed\n").unwrap();
     check(&env, &["delete", "one"], "WORKTREE_DIRTY", 4);
+    let web = env.workspace_dir().join("one/web");
+    env.git(&web, &["switch", "-q", "-c", "elsewhere"]);
+    check(
+        &env,
+        &["remove-repo", "one", "-r", "web"],
+        "BRANCH_CONFLICT",
+        4,
+    );
     let missing = format!("file://{}", s(&env.root.join("no-such-origin.git")));
     check(
         &env,

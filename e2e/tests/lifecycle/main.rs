@@ -1,10 +1,12 @@
 //! End-to-end scenarios: the real `gw` against temporary repositories.
 #![allow(clippy::disallowed_methods)]
 
+mod add_remove_repo;
 mod concurrency;
 mod contract;
 mod create;
 mod delete;
+mod doctor;
 mod errors;
 mod go_shell;
 mod gofixtures;
@@ -12,9 +14,15 @@ mod hooks;
 mod init;
 mod list;
 mod machine;
+mod plugins;
+mod prune;
+mod rename;
+mod reset;
 mod run;
+mod schemas;
 mod smoke;
 mod status;
+mod sync;
 
 /// Every file in this directory is declared above, so none is silently skipped.
 #[test]

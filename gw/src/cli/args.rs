@@ -1,7 +1,12 @@
 //! The command-line grammar.
 
+use std::ffi::OsString;
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use super::commands::cleanup::{DoctorArgs, PruneArgs};
+use super::commands::daily::{AddRepoArgs, RemoveRepoArgs, RenameArgs, ResetArgs, SyncArgs};
+use super::commands::plugin::PluginArgs;
 use super::commands::run::RunArgs;
 use super::commands::setup::{
     AddDirArgs, CompletionsArgs, InitArgs, PresetArgs, RemoveDirArgs, SchemaArgs, ShellInitArgs,
@@ -76,6 +81,25 @@ pub enum Command {
     Run(RunArgs),
     #[command(hide = true)]
     UnlinkTrash(UnlinkTrashArgs),
+    /// Rebase every repository of a workspace onto its base branch
+    Sync(SyncArgs),
+    /// Put every repository back on the workspace's branch, then sync it
+    Reset(ResetArgs),
+    /// Add repositories to a workspace
+    AddRepo(AddRepoArgs),
+    /// Remove repositories from a workspace
+    RemoveRepo(RemoveRepoArgs),
+    /// Rename a workspace (and move its directory)
+    Rename(RenameArgs),
+    /// Delete old workspaces (and, with `prune branches`, merged branches)
+    Prune(PruneArgs),
+    /// Find problems with workspaces, worktrees and grove's files; --fix repairs the safe ones
+    Doctor(DoctorArgs),
+    /// Manage plugins (list, install, remove)
+    Plugin(PluginArgs),
+    /// Any other command runs the plugin `gw-<command>`
+    #[command(external_subcommand)]
+    External(Vec<OsString>),
 }
 
 /// The Go grove's data output flags, kept for existing scripts.

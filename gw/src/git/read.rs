@@ -75,6 +75,19 @@ pub struct WorktreeInfo {
     pub prunable: bool,
 }
 
+/// A local branch and its upstream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchInfo {
+    /// The short name (`feat/x`).
+    pub name: String,
+    pub oid: String,
+    /// The remote-tracking branch it follows (`origin/feat/x`), when one is configured.
+    pub upstream: Option<String>,
+    /// An upstream is configured but its remote-tracking ref no longer exists (the remote
+    /// branch was deleted and fetched with `--prune`).
+    pub upstream_gone: bool,
+}
+
 /// Everything `gw status` shows for one worktree.
 #[derive(Debug, Clone, Default)]
 pub struct WorktreeStatus {
@@ -258,6 +271,48 @@ impl Repo {
             n += 1;
         }
         Ok(n)
+    }
+
+    /// Every local branch with its upstream, sorted by name.
+    pub fn local_branches(&self) -> Result<Vec<BranchInfo>, Error> {
+        let refs = self.repo.references().map_err(err(&self.path))?;
+        let cfg = self.repo.config_snapshot();
+        let mut out = Vec::new();
+        for r in refs.local_branches().map_err(err(&self.path))? {
+            let Ok(mut r) = r else { continue };
+            let name = r.name().shorten().to_string();
+            let Ok(id) = r.peel_to_id() else { continue };
+            let remote = cfg
+                .string(format!("branch.{name}.remote").as_str())
+                .map(|s| s.to_string());
+            let merge = cfg
+                .string(format!("branch.{name}.merge").as_str())
+                .map(|s| s.to_string());
+            let (upstream, upstream_gone) = match (remote, merge) {
+                (Some(remote), Some(merge)) => {
+                    let short = merge.strip_prefix("refs/heads/").unwrap_or(&merge);
+                    let (full, display) = if remote == "." {
+                        (format!("refs/heads/{short}"), short.to_string())
+                    } else {
+                        (
+                            format!("refs/remotes/{remote}/{short}"),
+                            format!("{remote}/{short}"),
+                        )
+                    };
+                    let gone = self.ref_id(&full).is_none();
+                    (Some(display), gone)
+                }
+                _ => (None, false),
+            };
+            out.push(BranchInfo {
+                name,
+                oid: id.to_string(),
+                upstream,
+                upstream_gone,
+            });
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
     }
 
     /// Uncommitted changes: staged, modified, conflicted and untracked (directories of

@@ -112,3 +112,67 @@ pub fn branch_create(source: &Path, branch: &str, at: &str) -> Result<(), Error>
         .check()?;
     Ok(())
 }
+
+/// How a `git rebase` ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rebase {
+    Done,
+    /// git stopped (usually on a conflict); the rebase is still in progress and must be
+    /// aborted or continued.
+    Stopped {
+        /// The files git reported as conflicting.
+        conflicts: Vec<String>,
+        /// The last lines of git's output.
+        output: String,
+    },
+}
+
+/// `git rebase <onto>` in the worktree at `path`. `Err` only when git could not be run;
+/// a rebase that stops is `Ok(Rebase::Stopped)`.
+pub fn rebase(path: &Path, onto: &str) -> Result<Rebase, Error> {
+    // No editor may open: a rebase that would need one must fail, not hang.
+    let out = Cmd::git(path)
+        .env("GIT_EDITOR", ":")
+        .env("GIT_SEQUENCE_EDITOR", ":")
+        .args(["rebase", "--quiet", onto])
+        .run()?;
+    if out.success() {
+        return Ok(Rebase::Done);
+    }
+    let all = format!("{}{}", out.stdout, out.stderr);
+    let conflicts = all
+        .lines()
+        .filter_map(|l| l.strip_prefix("CONFLICT ("))
+        .filter_map(|l| {
+            l.split_once("Merge conflict in ")
+                .map(|(_, f)| f.trim().to_string())
+        })
+        .collect();
+    Ok(Rebase::Stopped {
+        conflicts,
+        output: crate::proc::tail_lines(&all, 20),
+    })
+}
+
+/// `git rebase --abort`: puts the branch, index and files back as they were.
+pub fn rebase_abort(path: &Path) -> Result<(), Error> {
+    Cmd::git(path).args(["rebase", "--abort"]).check()?;
+    Ok(())
+}
+
+/// Throws away changes to tracked files (index and working tree back to HEAD), as
+/// `git switch --discard-changes` would; untracked files are not touched.
+pub fn discard_changes(path: &Path) -> Result<(), Error> {
+    Cmd::git(path)
+        .args(["reset", "--hard", "--quiet", "HEAD"])
+        .check()?;
+    Ok(())
+}
+
+/// `git fetch --all --prune --quiet`: also drops remote-tracking refs whose branch is gone.
+pub fn fetch_prune(source: &Path) -> Result<(), Error> {
+    Cmd::git(source)
+        .args(["fetch", "--all", "--prune", "--quiet"])
+        .check()?;
+    Ok(())
+}

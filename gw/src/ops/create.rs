@@ -105,7 +105,7 @@ pub struct RepoPlan {
 }
 
 impl RepoPlan {
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.how {
             BranchSource::New { start, .. } => format!("new branch from {start}"),
             BranchSource::Existing => "existing branch checked out".into(),
@@ -398,7 +398,7 @@ fn preset_hash(name: &str, repos: &[String]) -> String {
 
 /// Fetches every repository that has an origin, in parallel. A failure is not fatal:
 /// local refs are used, and the plan carries on.
-fn fetch_all(ctx: &Ctx<'_>, chosen: &[Chosen]) -> Vec<String> {
+pub(crate) fn fetch_all(ctx: &Ctx<'_>, chosen: &[Chosen]) -> Vec<String> {
     let with_remote: Vec<&Chosen> = chosen
         .iter()
         .filter(|c| {
@@ -428,7 +428,7 @@ fn fetch_all(ctx: &Ctx<'_>, chosen: &[Chosen]) -> Vec<String> {
         .collect()
 }
 
-fn plan_repo(
+pub(crate) fn plan_repo(
     c: &Chosen,
     root: &Path,
     branch: &str,
@@ -589,34 +589,8 @@ pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<Crea
     tx.finish()?;
 
     let mut warnings = plan.warnings.clone();
-    let setup = run_setup(ctx, &plan, &ws);
-    for s in &setup {
-        if let Some(d) = s
-            .detail
-            .as_deref()
-            .filter(|_| s.status == SetupStatus::Failed)
-        {
-            warnings.push(format!("{}: setup failed: {d}", s.repo));
-        }
-    }
-    if !setup.is_empty() {
-        let recorded = ctx.store.update(|st| {
-            if let Some(w) = st.find_mut(&ws.name) {
-                for s in &setup {
-                    if let Some(r) = w.repos.iter_mut().find(|r| r.repo_name == s.repo) {
-                        r.setup = Some(SetupRecord {
-                            status: s.status,
-                            detail: s.detail.clone(),
-                        });
-                    }
-                }
-            }
-            Ok::<_, Error>(())
-        });
-        if let Err(e) = recorded {
-            warnings.push(format!("could not record setup results: {}", e.message));
-        }
-    }
+    let setup = run_setup(ctx, &plan.repos, &ws);
+    warnings.extend(record_setup(ctx, &ws.name, &setup));
 
     let repos: Vec<RepoResult> = plan
         .repos
@@ -692,8 +666,9 @@ fn fail(tx: Tx<'_, '_>, plan: &CreatePlan, added: &[Result<()>], cause: Error) -
     }
 }
 
-fn run_setup(ctx: &Ctx<'_>, plan: &CreatePlan, ws: &Workspace) -> Vec<SetupResult> {
-    let with_setup: Vec<&RepoPlan> = plan.repos.iter().filter(|r| !r.setup.is_empty()).collect();
+/// Runs the setup commands of `repos` in their new worktrees, in parallel.
+pub(crate) fn run_setup(ctx: &Ctx<'_>, repos: &[RepoPlan], ws: &Workspace) -> Vec<SetupResult> {
+    let with_setup: Vec<&RepoPlan> = repos.iter().filter(|r| !r.setup.is_empty()).collect();
     let vars = Vars::of(ws);
     parallel::map(&with_setup, |r| {
         ctx.events.progress(&format!("running setup in {}", r.name));
@@ -710,4 +685,39 @@ fn run_setup(ctx: &Ctx<'_>, plan: &CreatePlan, ws: &Workspace) -> Vec<SetupResul
             },
         }
     })
+}
+
+/// Records setup results on the workspace's repositories in state. Returns warnings: one
+/// per failed setup, and one if the results could not be recorded.
+pub(crate) fn record_setup(ctx: &Ctx<'_>, workspace: &str, setup: &[SetupResult]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for s in setup {
+        if let Some(d) = s
+            .detail
+            .as_deref()
+            .filter(|_| s.status == SetupStatus::Failed)
+        {
+            warnings.push(format!("{}: setup failed: {d}", s.repo));
+        }
+    }
+    if setup.is_empty() {
+        return warnings;
+    }
+    let recorded = ctx.store.update(|st| {
+        if let Some(w) = st.find_mut(workspace) {
+            for s in setup {
+                if let Some(r) = w.repos.iter_mut().find(|r| r.repo_name == s.repo) {
+                    r.setup = Some(SetupRecord {
+                        status: s.status,
+                        detail: s.detail.clone(),
+                    });
+                }
+            }
+        }
+        Ok::<_, Error>(())
+    });
+    if let Err(e) = recorded {
+        warnings.push(format!("could not record setup results: {}", e.message));
+    }
+    warnings
 }

@@ -452,16 +452,21 @@ fn rolled_back(tx: Tx<'_, '_>, ws: &Workspace, cause: Error) -> Error {
 /// `<parent>/.trash/<name>-<nanos>`: same file system as the workspace, so moving it there
 /// is one rename however many files it holds.
 fn trash_path(ws: &Workspace) -> PathBuf {
-    let parent = ws.path.parent().unwrap_or(Path::new("/"));
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
     let base = ws
         .path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| ws.name.clone());
+    trash_path_for(&ws.path, &base)
+}
+
+/// `<parent of path>/.trash/<base>-<nanos>`.
+pub(crate) fn trash_path_for(path: &Path, base: &str) -> PathBuf {
+    let parent = path.parent().unwrap_or(Path::new("/"));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
     parent.join(TRASH).join(format!("{base}-{nanos}"))
 }
 
@@ -470,7 +475,7 @@ pub const TRASH: &str = ".trash";
 
 /// Removes `trash` in a detached `gw unlink-trash` process, so a huge tree does not hold
 /// up the command; falls back to removing it here.
-fn unlink_in_background(ctx: &Ctx<'_>, trash: &Path) {
+pub(crate) fn unlink_in_background(ctx: &Ctx<'_>, trash: &Path) {
     if let Some(exe) = &ctx.env.exe {
         let mut cmd = crate::proc::Cmd::new(exe, ctx.home.root());
         cmd.arg("unlink-trash").arg(trash);
@@ -516,7 +521,7 @@ pub fn unlink_trash(path: &Path) -> Result<UnlinkReport> {
     Err(last.expect("ten attempts failed").into())
 }
 
-enum Fate {
+pub(crate) enum Fate {
     /// Delete it; it points at this commit.
     Delete(String),
     /// Keep it, for this reason.
@@ -527,7 +532,7 @@ enum Fate {
 
 /// Whether the branch of `r` can go: grove created it, it is checked out nowhere, and (unless
 /// forced) its commits exist on another branch or a remote.
-fn branch_fate(r: &RepoEntry, force: bool) -> Fate {
+pub(crate) fn branch_fate(r: &RepoEntry, force: bool) -> Fate {
     if r.preserve_branch {
         return Fate::Gone;
     }

@@ -2,24 +2,34 @@
 //! report; none of them prints, parses arguments or prompts. Live progress and hook output
 //! go through [`Events`], which the output layer implements.
 
+pub mod add_repo;
 pub mod clone;
 pub mod context;
 pub mod create;
 pub mod delete;
 pub mod dirs;
+pub mod doctor;
 pub mod go;
 pub mod hooks;
 pub mod init;
 pub mod list;
 pub mod names;
+pub mod plugin;
 pub mod preset;
+pub mod prune;
 pub mod recover;
+pub mod remove_repo;
+pub mod rename;
 pub mod repos;
+pub mod reset;
 pub mod resolve;
 pub mod run;
 pub mod schema;
 pub mod shell_init;
 pub mod status;
+pub mod sync;
+#[cfg(test)]
+pub(crate) mod testutil;
 pub mod tx;
 
 use std::time::Duration;
@@ -120,6 +130,30 @@ pub enum Outcome {
     Kept,
     /// The step failed for this repository.
     Failed,
+    /// sync: rebased onto its base.
+    Rebased,
+    /// sync: already contains its base.
+    UpToDate,
+    /// sync, reset: left alone, for the reason in `detail`.
+    Skipped,
+    /// reset: on the recorded branch and synced.
+    Ready,
+    /// reset: switched back to the recorded branch and synced.
+    Switched,
+    /// add-repo: the worktree was added.
+    Added,
+    /// add-repo: the repository was already in the workspace.
+    AlreadyPresent,
+    /// remove-repo: the repository was not in the workspace.
+    NotFound,
+    /// rename: the worktree moved with its workspace.
+    Moved,
+    /// prune: the workspace (or branch) was deleted.
+    Deleted,
+    /// doctor --fix: the issue was repaired.
+    Fixed,
+    /// doctor --fix: the issue was left alone, for the reason in `detail`.
+    Left,
 }
 
 impl Outcome {
@@ -131,6 +165,18 @@ impl Outcome {
             Outcome::Removed => "removed",
             Outcome::Kept => "kept",
             Outcome::Failed => "failed",
+            Outcome::Rebased => "rebased",
+            Outcome::UpToDate => "up_to_date",
+            Outcome::Skipped => "skipped",
+            Outcome::Ready => "ready",
+            Outcome::Switched => "switched",
+            Outcome::Added => "added",
+            Outcome::AlreadyPresent => "already_present",
+            Outcome::NotFound => "not_found",
+            Outcome::Moved => "moved",
+            Outcome::Deleted => "deleted",
+            Outcome::Fixed => "fixed",
+            Outcome::Left => "left",
         }
     }
 }

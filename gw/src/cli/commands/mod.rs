@@ -1,5 +1,8 @@
 //! One function per command: arguments → options → one operation → a report.
 
+pub mod cleanup;
+pub mod daily;
+pub mod plugin;
 pub mod run;
 pub mod setup;
 pub mod workspace;
@@ -38,5 +41,14 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
         Command::Schema(a) => setup::schema(a),
         Command::Run(a) => run::run(ctx, a),
         Command::UnlinkTrash(a) => setup::unlink_trash(a),
+        Command::Sync(a) => daily::sync(ctx, a),
+        Command::Reset(a) => daily::reset(ctx, a),
+        Command::AddRepo(a) => daily::add_repo(ctx, a, ui),
+        Command::RemoveRepo(a) => daily::remove_repo(ctx, a, ui),
+        Command::Rename(a) => daily::rename(ctx, a),
+        Command::Prune(a) => cleanup::prune(ctx, a),
+        Command::Doctor(a) => cleanup::doctor(ctx, a),
+        Command::Plugin(a) => plugin::plugin(ctx, a),
+        Command::External(args) => plugin::external(ctx, args, ui),
     }
 }

@@ -1,6 +1,9 @@
 //! How each report looks: the envelope `result`, human text, and the Go grove's bare data
 //! shapes for `-o`/`--json`. One file per group of commands; shared helpers here.
 
+mod cleanup;
+mod daily;
+mod plugin;
 mod run;
 mod setup;
 mod workspace;

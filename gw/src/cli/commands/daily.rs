@@ -1,0 +1,153 @@
+//! Day-to-day operations on a workspace: sync, reset, add-repo, remove-repo, rename.
+
+use clap::Args;
+
+use crate::cli::{CmdResult, Out, Ui, missing};
+use crate::error::{Code, Error};
+use crate::ops::add_repo::AddRepoOptions;
+use crate::ops::remove_repo::RemoveRepoOptions;
+use crate::ops::rename::RenameOptions;
+use crate::ops::reset::ResetOptions;
+use crate::ops::sync::SyncOptions;
+use crate::ops::{self, Ctx};
+use crate::output::pick;
+
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// Workspace name (default: the one you are in)
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ResetArgs {
+    /// Workspace name (default: the one you are in)
+    pub name: Option<String>,
+    /// Discard changes to tracked files that stop a worktree from switching back
+    #[arg(long)]
+    pub discard: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AddRepoArgs {
+    /// Workspace name (default: the one you are in)
+    pub name: Option<String>,
+    /// Repositories, comma-separated: names or git URLs (URLs are cloned into the first repo dir)
+    #[arg(short, long, value_delimiter = ',')]
+    pub repos: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RemoveRepoArgs {
+    /// Workspace name (default: the one you are in)
+    pub name: Option<String>,
+    /// Repositories to remove, comma-separated
+    #[arg(short, long, value_delimiter = ',')]
+    pub repos: Vec<String>,
+    /// Remove even with uncommitted changes or on another branch, and delete branches holding commits found nowhere else
+    #[arg(short, long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RenameArgs {
+    /// Workspace name (default: the one you are in)
+    pub name: Option<String>,
+    /// The new name
+    #[arg(long, value_name = "NEW")]
+    pub to: String,
+}
+
+pub fn sync(ctx: &Ctx<'_>, a: SyncArgs) -> CmdResult {
+    Ok(Out::new(ops::sync::sync(
+        ctx,
+        SyncOptions { name: a.name },
+    )?))
+}
+
+pub fn reset(ctx: &Ctx<'_>, a: ResetArgs) -> CmdResult {
+    Ok(Out::new(ops::reset::reset(
+        ctx,
+        ResetOptions {
+            name: a.name,
+            discard: a.discard,
+        },
+    )?))
+}
+
+pub fn add_repo(ctx: &Ctx<'_>, a: AddRepoArgs, ui: Ui) -> CmdResult {
+    let repos = if !a.repos.is_empty() {
+        a.repos
+    } else if ui.interactive {
+        pick_repos_to_add(ctx, a.name.as_deref())?
+    } else {
+        return Err(missing("the repositories to add", "--repos/-r"));
+    };
+    Ok(Out::new(ops::add_repo::add_repo(
+        ctx,
+        AddRepoOptions {
+            name: a.name,
+            repos,
+        },
+    )?))
+}
+
+/// Repositories grove knows that are not in the workspace yet.
+fn pick_repos_to_add(ctx: &Ctx<'_>, name: Option<&str>) -> Result<Vec<String>, Error> {
+    let state = ctx.state()?;
+    let ws = ops::resolve::workspace(&state, name, &ctx.env.cwd)?;
+    let names: Vec<String> = ops::repos::repos(ctx)?
+        .repos
+        .into_iter()
+        .map(|r| r.name)
+        .filter(|n| ws.repo(n).is_none())
+        .collect();
+    if names.is_empty() {
+        return Err(Error::new(
+            Code::RepoNotFound,
+            format!("every repository grove knows is already in `{}`", ws.name),
+        )
+        .with_fix("Run `gw add-dir <path>` to add a directory holding more repositories"));
+    }
+    let chosen = pick::many("Add which repositories?", &names)?;
+    Ok(chosen.into_iter().map(|i| names[i].clone()).collect())
+}
+
+pub fn remove_repo(ctx: &Ctx<'_>, a: RemoveRepoArgs, ui: Ui) -> CmdResult {
+    let repos = if !a.repos.is_empty() {
+        a.repos
+    } else if ui.interactive {
+        let state = ctx.state()?;
+        let ws = ops::resolve::workspace(&state, a.name.as_deref(), &ctx.env.cwd)?;
+        let names: Vec<String> = ws.repos.iter().map(|r| r.repo_name.clone()).collect();
+        if names.is_empty() {
+            return Err(Error::usage(format!(
+                "workspace `{}` has no repositories",
+                ws.name
+            )));
+        }
+        pick::many("Remove which repositories?", &names)?
+            .into_iter()
+            .map(|i| names[i].clone())
+            .collect()
+    } else {
+        return Err(missing("the repositories to remove", "--repos/-r"));
+    };
+    Ok(Out::new(ops::remove_repo::remove_repo(
+        ctx,
+        RemoveRepoOptions {
+            name: a.name,
+            repos,
+            force: a.force,
+        },
+    )?))
+}
+
+pub fn rename(ctx: &Ctx<'_>, a: RenameArgs) -> CmdResult {
+    Ok(Out::new(ops::rename::rename(
+        ctx,
+        RenameOptions {
+            name: a.name,
+            to: a.to,
+        },
+    )?))
+}

@@ -1,0 +1,299 @@
+//! `gw add-repo`: add repositories (names or git URLs) to an existing workspace.
+//!
+//! Idempotent: a repository already in the workspace is `already_present`. All or nothing
+//! for the rest: under the workspace lock, every new worktree is planned and validated
+//! first; the worktrees are then added in one transaction (`ops::tx`), and if adding any of
+//! them fails, everything this invocation added (worktrees, branches it created, clones of
+//! git URLs) is removed again and state is left untouched, so no half-added repository
+//! remains. Setup commands run for the new repositories after they are recorded.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::action::NextAction;
+use crate::error::{Code, Error, Result};
+use crate::fsx;
+use crate::git;
+use crate::ops::create::{self, RepoPlan, SetupResult};
+use crate::ops::repos::{self, Chosen};
+use crate::ops::tx::{self, Tx, Undo};
+use crate::ops::{Ctx, Outcome, RepoResult, resolve};
+use crate::state::journal::{Action, Kind};
+use crate::state::{RepoEntry, Workspace};
+
+#[derive(Debug, Clone)]
+pub struct AddRepoOptions {
+    /// The workspace; the one containing the current directory when `None`.
+    pub name: Option<String>,
+    /// Repository names or git URLs.
+    pub repos: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct AddRepoReport {
+    pub workspace: String,
+    pub path: PathBuf,
+    pub branch: String,
+    /// `added`, `already_present`; after a failure `failed` and `rolled_back`.
+    pub repos: Vec<RepoResult>,
+    pub count: usize,
+    /// Setup results of the added repositories that have setup commands.
+    pub setup: Vec<SetupResult>,
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+    #[serde(skip)]
+    pub failure: Option<Error>,
+}
+
+impl AddRepoReport {
+    pub fn next_actions(&self) -> Vec<NextAction> {
+        vec![NextAction::read(
+            "Inspect the workspace",
+            &["gw", "status", &self.workspace, "--format", "json"],
+        )]
+    }
+}
+
+/// `gw add-repo [NAME] -r …`.
+pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
+    let config = ctx.config()?;
+    let name = resolve::workspace(&ctx.state()?, opts.name.as_deref(), &ctx.env.cwd)?
+        .name
+        .clone();
+    // Held from validation to the state commit, so a concurrent change of this workspace
+    // waits for this one.
+    let locks = tx::lock_workspaces(ctx, &[&name])?;
+    let ws = resolve::by_name(&ctx.state()?, &name)?.clone();
+    if !ws.path.is_dir() {
+        return Err(Error::new(
+            Code::WorkspaceNotFound,
+            format!(
+                "the directory of workspace `{}` is missing: `{}`",
+                ws.name,
+                ws.path.display()
+            ),
+        )
+        .with_fix("Run `gw doctor` to see what happened to it")
+        .with_action(NextAction::read(
+            "Diagnose",
+            &["gw", "doctor", "--format", "json"],
+        )));
+    }
+    let discovery = repos::discover(ctx, &config);
+    let chosen = repos::resolve(ctx, &config, &opts.repos, &discovery)?;
+    let planned = plan(ctx, &ws, &chosen);
+    let (results, new, plans, warnings) = match planned {
+        Ok(p) => p,
+        Err(e) => {
+            // A refused add changes nothing: not even a clone it made on the way.
+            repos::remove_clones(&chosen);
+            return Err(e);
+        }
+    };
+    let mut report = AddRepoReport {
+        workspace: ws.name.clone(),
+        path: ws.path.clone(),
+        branch: ws.branch.clone(),
+        count: results.len(),
+        repos: results,
+        setup: Vec::new(),
+        warnings,
+        failure: None,
+    };
+    if plans.is_empty() {
+        return Ok(report);
+    }
+
+    for p in plans.iter().filter(|p| p.prune_first) {
+        // A registration whose directory is gone holds the branch; git would refuse.
+        let _lock = tx::repo_lock(ctx, &p.source)?;
+        let _ = git::worktree_prune(&p.source);
+    }
+    let mut tx = Tx::begin(ctx, locks, Kind::AddRepo, &ws.name, &[])?;
+    ctx.events
+        .progress(&format!("adding {} worktrees to {}", plans.len(), ws.name));
+    let adds: Vec<Action> = plans
+        .iter()
+        .map(|p| Action::AddWorktree {
+            repo: p.name.clone(),
+            source: p.source.clone(),
+            path: p.worktree.clone(),
+            branch: ws.branch.clone(),
+            how: p.how.clone(),
+        })
+        .collect();
+    let added = tx.run_all(adds, true);
+    let failed = added.iter().find_map(|r| r.as_ref().err()).cloned();
+    let after = with_entries(&ws, &plans);
+    let committed = match failed {
+        Some(e) => Err(e),
+        None => tx.commit(Action::SetState {
+            name: ws.name.clone(),
+            before: Some(Box::new(ws.clone())),
+            after: Some(Box::new(after.clone())),
+        }),
+    };
+    if let Err(cause) = committed {
+        let failure = fail(tx, &ws, &plans, &added, cause, &mut report.repos);
+        // Clones made for this add go too, unless a worktree of theirs had to be kept.
+        let unused: Vec<Chosen> = new
+            .into_iter()
+            .filter(|c| !fsx::exists(&ws.path.join(&c.name)))
+            .collect();
+        repos::remove_clones(&unused);
+        report.count = report.repos.len();
+        report.failure = Some(failure);
+        return Ok(report);
+    }
+    tx.finish()?;
+
+    for p in &plans {
+        report.repos.push(RepoResult {
+            repo: p.name.clone(),
+            outcome: Outcome::Added,
+            branch: ws.branch.clone(),
+            path: p.worktree.clone(),
+            detail: Some(p.describe()),
+        });
+    }
+    report.count = report.repos.len();
+    report.setup = create::run_setup(ctx, &plans, &after);
+    report
+        .warnings
+        .extend(create::record_setup(ctx, &ws.name, &report.setup));
+    Ok(report)
+}
+
+type Planned = (Vec<RepoResult>, Vec<Chosen>, Vec<RepoPlan>, Vec<String>);
+
+/// Sorts the chosen repositories into already present and new, and plans the new ones.
+/// Changes nothing but fetching.
+fn plan(ctx: &Ctx<'_>, ws: &Workspace, chosen: &[Chosen]) -> Result<Planned> {
+    let mut results = Vec::new();
+    let mut new: Vec<Chosen> = Vec::new();
+    for c in chosen {
+        match ws.repo(&c.name) {
+            Some(existing) if fsx::canonical(&existing.source_repo) == fsx::canonical(&c.path) => {
+                results.push(RepoResult {
+                    repo: c.name.clone(),
+                    outcome: Outcome::AlreadyPresent,
+                    branch: existing.branch.clone(),
+                    path: existing.worktree_path.clone(),
+                    detail: None,
+                });
+            }
+            Some(existing) => {
+                return Err(Error::new(
+                    Code::WorktreeExists,
+                    format!(
+                        "workspace `{}` already has a repository named `{}`, from `{}`",
+                        ws.name,
+                        c.name,
+                        existing.source_repo.display()
+                    ),
+                )
+                .with_fix("A workspace holds one worktree per repository name")
+                .with_details(serde_json::json!({
+                    "workspace": ws.name,
+                    "repo": c.name,
+                    "existing_source": existing.source_repo,
+                    "requested_source": c.path,
+                })));
+            }
+            None => new.push(c.clone()),
+        }
+    }
+    if new.is_empty() {
+        return Ok((results, new, Vec::new(), Vec::new()));
+    }
+    let mut warnings = create::fetch_all(ctx, &new);
+    let mut plans = Vec::new();
+    for c in &new {
+        let (plan, w) = create::plan_repo(c, &ws.path, &ws.branch, false, &[])?;
+        if fsx::exists(&plan.worktree) {
+            return Err(Error::new(
+                Code::WorktreeExists,
+                format!(
+                    "`{}` already exists; it is not a worktree of workspace `{}`",
+                    plan.worktree.display(),
+                    ws.name
+                ),
+            )
+            .with_fix("Move it out of the way, then run `gw add-repo` again")
+            .with_details(serde_json::json!({ "repo": plan.name, "path": plan.worktree })));
+        }
+        warnings.extend(w);
+        plans.push(plan);
+    }
+    Ok((results, new, plans, warnings))
+}
+
+/// `ws` with the planned repositories added.
+fn with_entries(ws: &Workspace, plans: &[RepoPlan]) -> Workspace {
+    let mut after = ws.clone();
+    after.repos.extend(plans.iter().map(|p| RepoEntry {
+        repo_name: p.name.clone(),
+        source_repo: p.source.clone(),
+        worktree_path: p.worktree.clone(),
+        branch: ws.branch.clone(),
+        preserve_branch: p.preserve_branch,
+        setup: None,
+        extra: Default::default(),
+    }));
+    after
+}
+
+/// Rolls the transaction back after `cause`, adds each new repository's outcome to
+/// `results` (`rolled_back`, `failed`, or `kept` when undoing would lose work) and returns
+/// the error: `RECOVERY_PENDING` when the rollback itself failed.
+fn fail(
+    tx: Tx<'_, '_>,
+    ws: &Workspace,
+    plans: &[RepoPlan],
+    added: &[Result<()>],
+    cause: Error,
+    results: &mut Vec<RepoResult>,
+) -> Error {
+    let id = tx.id().to_string();
+    let (undone, clean) = tx.rollback();
+    for (p, res) in plans.iter().zip(added) {
+        let undo = undone.iter().find_map(|(a, u)| match a {
+            Action::AddWorktree { repo, .. } if *repo == p.name => Some(u),
+            _ => None,
+        });
+        let (outcome, detail) = match (res, undo) {
+            (Err(e), Some(Undo::Undone) | None) => (Outcome::Failed, e.message.clone()),
+            (Ok(()), Some(Undo::Undone) | None) => (
+                Outcome::RolledBack,
+                "added, then removed again because another step failed".into(),
+            ),
+            (_, Some(Undo::Kept(why))) => (Outcome::Kept, why.clone()),
+            (_, Some(Undo::Failed(why))) => (Outcome::Failed, format!("rollback failed: {why}")),
+        };
+        results.push(RepoResult {
+            repo: p.name.clone(),
+            outcome,
+            branch: ws.branch.clone(),
+            path: p.worktree.clone(),
+            detail: Some(detail),
+        });
+    }
+    let err = cause
+        .context(format!("cannot add to workspace `{}`", ws.name))
+        .with_fix(
+            "Nothing was added: every worktree and branch this command created was removed again",
+        )
+        .with_details(serde_json::json!({ "workspace": ws.name, "operation": id }));
+    if clean {
+        err
+    } else {
+        let mut pending = tx::recovery_pending(&id, &ws.name, Kind::AddRepo);
+        pending.message = format!(
+            "{}; rolling back failed too, so {}",
+            err.message, pending.message
+        );
+        pending
+    }
+}

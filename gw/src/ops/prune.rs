@@ -1,0 +1,438 @@
+//! `gw prune`: delete old workspaces, and `gw prune branches`: delete merged branches.
+//!
+//! Both preview by default and change nothing; `--yes` attempts every candidate and
+//! reports each outcome, exiting non-zero if any failed.
+//!
+//! Workspace candidates are those created at least `--min-age` ago (default 7 days) and,
+//! whatever their age, every workspace whose directory is gone. They are deleted through
+//! `gw delete`'s operation, so uncommitted work is refused, `pre_delete` runs, git's
+//! registrations are pruned and branches are deleted under the same rules.
+//!
+//! Branch candidates are local branches of every discovered repository that are merged
+//! into `origin/<base>` (or, with `--gone`, whose upstream was deleted), and that no
+//! worktree has checked out and no workspace records. The base branch and the main
+//! checkout's branch are never candidates.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::action::NextAction;
+use crate::config::RepoConfig;
+use crate::discover::Repo as Discovered;
+use crate::error::{Code, Error, Result};
+use crate::fsx;
+use crate::git;
+use crate::ops::delete::{self, DeleteOptions};
+use crate::ops::{Ctx, Outcome, RepoResult, repos};
+use crate::parallel;
+use crate::state::State;
+
+/// The default `--min-age`.
+pub const DEFAULT_MIN_AGE: &str = "7d";
+
+#[derive(Debug, Clone)]
+pub struct PruneOptions {
+    /// `--min-age` as given (`12h`, `7d`, `2w`, a bare number of days).
+    pub min_age: Option<String>,
+    /// Delete the candidates (otherwise only list them).
+    pub yes: bool,
+}
+
+/// A workspace that is (or was) a prune candidate.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Candidate {
+    pub name: String,
+    pub branch: String,
+    pub path: PathBuf,
+    /// RFC 3339, UTC; `null` when the recorded time cannot be read (see `unknown`).
+    pub created_at: Option<String>,
+    /// Whole days since `created_at`; `null` when it cannot be read.
+    pub age_days: Option<u64>,
+    /// For each field that is `null` because it could not be determined, the reason.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unknown: BTreeMap<&'static str, String>,
+    /// `created_at` as recorded in `state.json` (the Go grove's local time), for the
+    /// legacy `--json` shape.
+    #[serde(skip)]
+    pub recorded_created_at: String,
+    /// The workspace directory is gone.
+    pub missing: bool,
+    /// With `--yes`: `deleted` or `failed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// With `--yes`: what happened to each repository.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repos: Vec<RepoResult>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct PruneReport {
+    pub min_age: String,
+    /// `--yes` was given: the candidates were deleted (see each `outcome`).
+    pub applied: bool,
+    pub workspaces: Vec<Candidate>,
+    pub count: usize,
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+    #[serde(skip)]
+    pub failure: Option<Error>,
+}
+
+impl PruneReport {
+    pub fn next_actions(&self) -> Vec<NextAction> {
+        if !self.applied && !self.workspaces.is_empty() {
+            return vec![NextAction::destructive(
+                format!("Delete these {} workspaces", self.workspaces.len()),
+                &[
+                    "gw",
+                    "prune",
+                    "--min-age",
+                    &self.min_age,
+                    "--yes",
+                    "--format",
+                    "json",
+                ],
+            )];
+        }
+        vec![NextAction::read(
+            "List the remaining workspaces",
+            &["gw", "list", "--format", "json"],
+        )]
+    }
+}
+
+/// `gw prune [--min-age AGE] [--yes]`.
+pub fn prune(ctx: &Ctx<'_>, opts: PruneOptions) -> Result<PruneReport> {
+    let min_age_text = opts
+        .min_age
+        .clone()
+        .unwrap_or_else(|| DEFAULT_MIN_AGE.to_string());
+    let min_age = crate::duration::parse_age(&min_age_text).map_err(|e| {
+        Error::usage(e).with_fix("Pass --min-age as a number with h, d or w (for example 7d)")
+    })?;
+    ctx.config()?;
+    let state = ctx.state()?;
+    let (mut candidates, mut warnings) = candidates(&state, min_age.as_secs());
+    let mut report = PruneReport {
+        min_age: min_age_text,
+        applied: opts.yes,
+        count: candidates.len(),
+        workspaces: Vec::new(),
+        warnings: Vec::new(),
+        failure: None,
+    };
+    if !opts.yes || candidates.is_empty() {
+        report.workspaces = candidates;
+        report.warnings = warnings;
+        return Ok(report);
+    }
+    let deleted = delete::delete(
+        ctx,
+        DeleteOptions {
+            names: candidates.iter().map(|c| c.name.clone()).collect(),
+            force: false,
+        },
+    )?;
+    warnings.extend(deleted.warnings.iter().cloned());
+    let mut failed: Vec<(String, Code, String)> = Vec::new();
+    for c in candidates.iter_mut() {
+        let Some(d) = deleted.deleted.iter().find(|d| d.name == c.name) else {
+            continue;
+        };
+        c.repos = d.repos.clone();
+        if d.outcome == delete::WorkspaceOutcome::Deleted {
+            c.outcome = Some(Outcome::Deleted);
+        } else {
+            c.outcome = Some(Outcome::Failed);
+            let (code, message) = match &d.error {
+                Some(e) => (e.code, e.message.clone()),
+                None => (
+                    Code::GitFailed,
+                    d.repos
+                        .iter()
+                        .filter(|r| r.outcome == Outcome::Failed)
+                        .map(|r| format!("{}: {}", r.repo, r.detail.as_deref().unwrap_or("failed")))
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ),
+            };
+            c.detail = Some(message.clone());
+            failed.push((c.name.clone(), code, message));
+        }
+    }
+    if let Some((_, code, _)) = failed.first() {
+        let summary: Vec<String> = failed.iter().map(|(n, _, m)| format!("{n}: {m}")).collect();
+        report.failure = Some(
+            Error::new(
+                *code,
+                format!(
+                    "could not prune {} of {} workspaces: {}",
+                    failed.len(),
+                    candidates.len(),
+                    summary.join("; ")
+                ),
+            )
+            .with_fix("The failed workspaces were kept; see each one's detail (`gw delete NAME --force` discards uncommitted work)")
+            .with_details(serde_json::json!({
+                "failed": failed.iter().map(|(n, c, m)| serde_json::json!({"workspace": n, "code": c, "message": m})).collect::<Vec<_>>(),
+            }))
+            .with_action(NextAction::read(
+                "List the remaining workspaces",
+                &["gw", "list", "--format", "json"],
+            )),
+        );
+    }
+    report.workspaces = candidates;
+    report.warnings = warnings;
+    Ok(report)
+}
+
+/// The workspaces at least `min_age_secs` old or with their directory gone.
+fn candidates(state: &State, min_age_secs: u64) -> (Vec<Candidate>, Vec<String>) {
+    let now = jiff::Timestamp::now().as_second();
+    let mut out = Vec::new();
+    let mut warnings = Vec::new();
+    for ws in &state.workspaces {
+        let missing = !fsx::exists(&ws.path);
+        let age = crate::time::parse_created_at(&ws.created_at)
+            .map(|t| u64::try_from(now - t.as_second()).unwrap_or(0));
+        if age.is_none() && !missing {
+            warnings.push(format!(
+                "{}: cannot read created_at {:?}; not considered by age",
+                ws.name, ws.created_at
+            ));
+        }
+        if !(missing || age.is_some_and(|a| a >= min_age_secs)) {
+            continue;
+        }
+        let mut unknown = BTreeMap::new();
+        if age.is_none() {
+            let why = format!("unreadable recorded time {:?}", ws.created_at);
+            unknown.insert("created_at", why.clone());
+            unknown.insert("age_days", why);
+        }
+        out.push(Candidate {
+            name: ws.name.clone(),
+            branch: ws.branch.clone(),
+            path: ws.path.clone(),
+            created_at: crate::time::created_at_utc(&ws.created_at),
+            age_days: age.map(|a| a / 86_400),
+            unknown,
+            recorded_created_at: ws.created_at.clone(),
+            missing,
+            outcome: None,
+            detail: None,
+            repos: Vec::new(),
+        });
+    }
+    (out, warnings)
+}
+
+#[derive(Debug, Clone)]
+pub struct PruneBranchesOptions {
+    /// Also branches whose upstream was deleted (force-deleted: they may hold commits
+    /// found nowhere else, e.g. after a squash merge).
+    pub gone: bool,
+    /// `git fetch --prune` every repository first.
+    pub fetch: bool,
+    pub yes: bool,
+}
+
+/// A branch that is (or was) a prune candidate.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct BranchCandidate {
+    pub repo: String,
+    /// The repository's main checkout.
+    pub path: PathBuf,
+    pub branch: String,
+    /// `merged into origin/main`, or `upstream origin/x is gone`.
+    pub reason: String,
+    /// With `--yes`: `deleted` or `failed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct PruneBranchesReport {
+    pub applied: bool,
+    pub branches: Vec<BranchCandidate>,
+    pub count: usize,
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+    #[serde(skip)]
+    pub failure: Option<Error>,
+    #[serde(skip)]
+    pub argv: Vec<String>,
+}
+
+impl PruneBranchesReport {
+    pub fn next_actions(&self) -> Vec<NextAction> {
+        if !self.applied && !self.branches.is_empty() {
+            let argv: Vec<&str> = self.argv.iter().map(String::as_str).collect();
+            return vec![NextAction::destructive(
+                format!("Delete these {} branches", self.branches.len()),
+                &argv,
+            )];
+        }
+        Vec::new()
+    }
+}
+
+/// `gw prune branches [--gone] [--fetch] [--yes]`.
+pub fn prune_branches(ctx: &Ctx<'_>, opts: PruneBranchesOptions) -> Result<PruneBranchesReport> {
+    let config = ctx.config()?;
+    let state = ctx.state()?;
+    let discovery = repos::discover(ctx, &config);
+    let recorded: HashSet<(PathBuf, String)> = state
+        .workspaces
+        .iter()
+        .flat_map(|w| w.repos.iter())
+        .map(|r| (fsx::canonical(&r.source_repo), r.branch.clone()))
+        .collect();
+    if opts.fetch {
+        ctx.events
+            .progress(&format!("fetching {} repositories", discovery.repos.len()));
+    }
+    let found = parallel::map(&discovery.repos, |r| repo_candidates(r, &opts, &recorded));
+    let mut warnings = discovery.warnings.clone();
+    let mut branches = Vec::new();
+    for (c, w) in found {
+        branches.extend(c);
+        warnings.extend(w);
+    }
+    let mut argv: Vec<String> = ["gw", "prune", "branches"].map(String::from).to_vec();
+    if opts.gone {
+        argv.push("--gone".into());
+    }
+    argv.extend(["--yes", "--format", "json"].map(String::from));
+    let mut report = PruneBranchesReport {
+        applied: opts.yes,
+        count: branches.len(),
+        branches,
+        warnings,
+        failure: None,
+        argv,
+    };
+    if !opts.yes {
+        return Ok(report);
+    }
+    for b in report.branches.iter_mut() {
+        // Merged branches' commits are on the base; a gone branch is force-deleted by
+        // request. Either way git's own `-d` check (against HEAD) is the wrong question.
+        match git::branch_delete(&b.path, &b.branch, true) {
+            Ok(()) => b.outcome = Some(Outcome::Deleted),
+            Err(e) => {
+                b.outcome = Some(Outcome::Failed);
+                b.detail = Some(e.to_string());
+            }
+        }
+    }
+    let failed: Vec<String> = report
+        .branches
+        .iter()
+        .filter(|b| b.outcome == Some(Outcome::Failed))
+        .map(|b| {
+            format!(
+                "{} {}: {}",
+                b.repo,
+                b.branch,
+                b.detail.as_deref().unwrap_or("failed")
+            )
+        })
+        .collect();
+    if !failed.is_empty() {
+        report.failure = Some(
+            Error::new(
+                Code::GitFailed,
+                format!(
+                    "could not delete {} of {} branches: {}",
+                    failed.len(),
+                    report.branches.len(),
+                    failed.join("; ")
+                ),
+            )
+            .with_details(serde_json::json!({ "failed": failed })),
+        );
+    }
+    Ok(report)
+}
+
+fn repo_candidates(
+    r: &Discovered,
+    opts: &PruneBranchesOptions,
+    recorded: &HashSet<(PathBuf, String)>,
+) -> (Vec<BranchCandidate>, Vec<String>) {
+    let mut warnings = Vec::new();
+    if r.remote.is_none() {
+        return (Vec::new(), warnings);
+    }
+    if opts.fetch
+        && let Err(e) = git::fetch_prune(&r.path)
+    {
+        warnings.push(format!("{}: fetch failed, using local state: {e}", r.name));
+    }
+    let Ok(repo) = git::Repo::open(&r.path) else {
+        return (Vec::new(), warnings);
+    };
+    let configured = RepoConfig::load(&r.path).ok().and_then(|c| c.base_branch);
+    let Some(base) = repo.resolve_base(configured.as_deref()) else {
+        return (Vec::new(), warnings);
+    };
+    let Some(base_short) = base.name.strip_prefix("origin/") else {
+        // No remote base: nothing can be called merged upstream.
+        return (Vec::new(), warnings);
+    };
+    let mut protected: HashSet<String> = HashSet::new();
+    protected.insert(base_short.to_string());
+    match repo.worktrees() {
+        Ok(wts) => protected.extend(wts.into_iter().filter_map(|w| w.branch)),
+        Err(e) => {
+            warnings.push(format!("{}: cannot list worktrees: {e}", r.name));
+            return (Vec::new(), warnings);
+        }
+    }
+    let canonical = fsx::canonical(&r.path);
+    let branches = match repo.local_branches() {
+        Ok(b) => b,
+        Err(e) => {
+            warnings.push(format!("{}: cannot list branches: {e}", r.name));
+            return (Vec::new(), warnings);
+        }
+    };
+    let mut out = Vec::new();
+    for b in branches {
+        if protected.contains(&b.name) || recorded.contains(&(canonical.clone(), b.name.clone())) {
+            continue;
+        }
+        let merged = matches!(repo.ahead_behind(&b.oid, &base.oid), Ok((0, _)));
+        let reason = if merged {
+            format!("merged into {}", base.name)
+        } else if opts.gone && b.upstream_gone {
+            format!(
+                "upstream {} is gone",
+                b.upstream.as_deref().unwrap_or("branch")
+            )
+        } else {
+            continue;
+        };
+        out.push(BranchCandidate {
+            repo: r.name.clone(),
+            path: r.path.clone(),
+            branch: b.name,
+            reason,
+            outcome: None,
+            detail: None,
+        });
+    }
+    (out, warnings)
+}

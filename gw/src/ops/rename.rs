@@ -1,0 +1,322 @@
+//! `gw rename`: give a workspace a new name, moving its directory.
+//!
+//! The directory, git's worktree registrations and the state entry move together or not
+//! at all, in one transaction (`ops::tx`) holding the locks of both names: the directory
+//! is renamed, each source repository is told where its worktree went (`git worktree
+//! repair`), and the state entry is updated last. If any step fails, the steps already
+//! taken are undone in reverse order (and a process killed half way leaves a journal that
+//! `gw doctor --fix` rolls back). `created_at` is kept.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::action::NextAction;
+use crate::error::{Code, Error, Result};
+use crate::fsx;
+use crate::ops::tx::{self, Tx};
+use crate::ops::{Ctx, Outcome, RepoResult, names, resolve};
+use crate::state::journal::{Action, Kind};
+use crate::state::{RepoEntry, Workspace};
+
+#[derive(Debug, Clone)]
+pub struct RenameOptions {
+    /// The workspace; the one containing the current directory when `None`.
+    pub name: Option<String>,
+    pub to: String,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct RenameReport {
+    /// The old name.
+    pub from: String,
+    /// The new name.
+    pub name: String,
+    pub old_path: PathBuf,
+    pub path: PathBuf,
+    pub branch: String,
+    /// When the workspace was created (kept by the rename): RFC 3339, UTC; `null` when the
+    /// recorded time cannot be read.
+    pub created_at: Option<String>,
+    /// Every worktree, `moved`.
+    pub repos: Vec<RepoResult>,
+    pub count: usize,
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+    /// The current directory was inside the workspace: where it is now.
+    #[serde(skip)]
+    pub cwd_moved_to: Option<PathBuf>,
+}
+
+impl RenameReport {
+    pub fn next_actions(&self) -> Vec<NextAction> {
+        vec![NextAction::read(
+            "Inspect the renamed workspace",
+            &["gw", "status", &self.name, "--format", "json"],
+        )]
+    }
+}
+
+/// `gw rename [NAME] --to NEW`.
+pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
+    ctx.config()?;
+    let name = resolve::workspace(&ctx.state()?, opts.name.as_deref(), &ctx.env.cwd)?
+        .name
+        .clone();
+    let to = opts.to.as_str();
+    names::check_workspace(to)?;
+    if to == name {
+        return Err(Error::usage(format!(
+            "workspace `{to}` already has that name"
+        )));
+    }
+    // Both names are locked from validation to commit: nobody creates NEW meanwhile.
+    let locks = tx::lock_workspaces(ctx, &[&name, to])?;
+    let state = ctx.state()?;
+    let ws = resolve::by_name(&state, &name)?.clone();
+    if state.find(to).is_some() {
+        return Err(exists(
+            to,
+            format!("a workspace named `{to}` already exists"),
+        ));
+    }
+    let parent = ws.path.parent().ok_or_else(|| {
+        Error::internal(format!(
+            "workspace path `{}` has no parent",
+            ws.path.display()
+        ))
+    })?;
+    let new_path = parent.join(to);
+    if fsx::exists(&new_path) {
+        return Err(exists(
+            to,
+            format!("`{}` already exists", new_path.display()),
+        ));
+    }
+    if !ws.path.is_dir() {
+        return Err(Error::new(
+            Code::WorkspaceNotFound,
+            format!(
+                "the directory of workspace `{}` is missing: `{}`",
+                ws.name,
+                ws.path.display()
+            ),
+        )
+        .with_fix("Run `gw doctor` to see what happened to it")
+        .with_action(NextAction::read(
+            "Diagnose",
+            &["gw", "doctor", "--format", "json"],
+        )));
+    }
+
+    let moved = moved_entries(&ws, &new_path);
+    let mut warnings = Vec::new();
+    // Worktrees whose registration must follow the move: inside the workspace directory,
+    // with a source repository that still exists.
+    let mut before_move = Vec::new();
+    let mut after_move = Vec::new();
+    for (old, new) in ws.repos.iter().zip(&moved) {
+        if old.worktree_path == new.worktree_path {
+            continue;
+        }
+        if !old.source_repo.is_dir() {
+            warnings.push(format!(
+                "{}: source repository `{}` is missing; its registration was not updated",
+                old.repo_name,
+                old.source_repo.display()
+            ));
+            continue;
+        }
+        let repair = |path: &Path| Action::RepairWorktrees {
+            repo: old.repo_name.clone(),
+            source: old.source_repo.clone(),
+            paths: vec![path.to_path_buf()],
+        };
+        before_move.push(repair(&old.worktree_path));
+        after_move.push(repair(&new.worktree_path));
+    }
+    let mut after = ws.clone();
+    after.name = to.to_string();
+    after.path = new_path.clone();
+    after.repos = moved.clone();
+
+    let mut tx = Tx::begin(ctx, locks, Kind::Rename, &ws.name, &[to.to_string()])?;
+    ctx.events.progress(&format!(
+        "moving `{}` to `{}`",
+        ws.path.display(),
+        new_path.display()
+    ));
+    let done = steps(&mut tx, &ws, &after, before_move, after_move);
+    if let Err(cause) = done {
+        let id = tx.id().to_string();
+        let (_, clean) = tx.rollback();
+        return Err(if clean {
+            cause
+                .context(format!("cannot rename `{}`; nothing was changed", ws.name))
+                .with_details(serde_json::json!({ "restored": true, "operation": id }))
+        } else {
+            let mut pending = tx::recovery_pending(&id, &ws.name, Kind::Rename);
+            pending.message = format!(
+                "cannot rename `{}`: {}; moving it back failed too",
+                ws.name, cause.message
+            );
+            pending.details = Some(serde_json::json!({ "restored": false, "operation": id }));
+            pending
+        });
+    }
+    tx.finish()?;
+
+    let repos: Vec<RepoResult> = moved
+        .iter()
+        .map(|r| RepoResult {
+            repo: r.repo_name.clone(),
+            outcome: Outcome::Moved,
+            branch: r.branch.clone(),
+            path: r.worktree_path.clone(),
+            detail: None,
+        })
+        .collect();
+    let cwd_moved_to = ctx
+        .env
+        .cwd
+        .strip_prefix(&ws.path)
+        .ok()
+        .map(|rel| new_path.join(rel));
+    Ok(RenameReport {
+        from: ws.name.clone(),
+        name: to.to_string(),
+        old_path: ws.path.clone(),
+        path: new_path,
+        branch: ws.branch.clone(),
+        created_at: crate::time::created_at_utc(&ws.created_at),
+        count: repos.len(),
+        repos,
+        warnings,
+        cwd_moved_to,
+    })
+}
+
+/// The rename's steps. The registrations are first "repaired" at their current paths: a
+/// no-op now, but undone last (after the directory has moved back) it points git at the
+/// old paths again. Then the directory moves, the registrations follow it, and the state
+/// entry changes name and paths (the commit point).
+fn steps(
+    tx: &mut Tx<'_, '_>,
+    ws: &Workspace,
+    after: &Workspace,
+    before_move: Vec<Action>,
+    after_move: Vec<Action>,
+) -> Result<()> {
+    tx.run_all(before_move, true)
+        .into_iter()
+        .collect::<Result<Vec<()>>>()?;
+    tx.run(Action::MoveDir {
+        from: ws.path.clone(),
+        to: after.path.clone(),
+    })?;
+    tx.run_all(after_move, true)
+        .into_iter()
+        .collect::<Result<Vec<()>>>()?;
+    tx.commit(Action::SetState {
+        name: ws.name.clone(),
+        before: Some(Box::new(ws.clone())),
+        after: Some(Box::new(after.clone())),
+    })
+}
+
+fn exists(name: &str, message: String) -> Error {
+    Error::new(Code::WorkspaceExists, message)
+        .with_fix("Choose another name")
+        .with_details(serde_json::json!({ "workspace": name }))
+}
+
+fn moved_path(p: &Path, from: &Path, to: &Path) -> PathBuf {
+    match p.strip_prefix(from) {
+        Ok(rel) => to.join(rel),
+        Err(_) => p.to_path_buf(),
+    }
+}
+
+fn moved_entries(ws: &Workspace, to: &Path) -> Vec<RepoEntry> {
+    ws.repos
+        .iter()
+        .map(|r| RepoEntry {
+            worktree_path: moved_path(&r.worktree_path, &ws.path, to),
+            ..r.clone()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git;
+    use crate::ops::create::{self, CreateOptions, Selection, SourceFields};
+    use crate::ops::testutil::World;
+
+    #[test]
+    fn a_rename_that_cannot_be_recorded_moves_nothing() {
+        let mut world = World::new(&["api", "web"]);
+        let report = create::create(
+            &world.ctx(),
+            CreateOptions {
+                name: Some("a".into()),
+                branch: "feat/a".into(),
+                selection: Selection::Repos(vec!["api".into(), "web".into()]),
+                track: false,
+                source: SourceFields::default(),
+                replace: false,
+                force: false,
+            },
+        )
+        .unwrap();
+        let old = report.path.clone();
+        let new = old.with_file_name("b");
+        world.env.lock_timeout_ms = Some(50);
+        let ctx = world.ctx();
+        let state_before = ctx.state().unwrap();
+
+        // Another process holds the state lock: the directory and the registrations have
+        // already moved when the state update times out, and must move back.
+        let held =
+            crate::lock::acquire(&ctx.home.state_lock(), crate::lock::DEFAULT_TIMEOUT).unwrap();
+        let err = rename(
+            &ctx,
+            RenameOptions {
+                name: Some("a".into()),
+                to: "b".into(),
+            },
+        )
+        .unwrap_err();
+        drop(held);
+        assert_eq!(err.code, Code::Transient, "{}", err.message);
+        assert_eq!(err.details.as_ref().unwrap()["restored"], true);
+        assert!(old.join("api").is_dir() && !new.exists());
+        assert_eq!(ctx.state().unwrap(), state_before);
+        for repo in ["api", "web"] {
+            let src = git::Repo::open(&world.repos.join(repo)).unwrap();
+            let paths: Vec<_> = src
+                .worktrees()
+                .unwrap()
+                .into_iter()
+                .filter(|w| !w.is_main)
+                .map(|w| (w.path, w.prunable))
+                .collect();
+            assert_eq!(paths, [(old.join(repo), false)], "{repo}");
+            let wt = git::Repo::open(&old.join(repo)).unwrap();
+            assert_eq!(wt.head().unwrap().branch.as_deref(), Some("feat/a"));
+        }
+
+        // Without the contention it goes through.
+        rename(
+            &ctx,
+            RenameOptions {
+                name: Some("a".into()),
+                to: "b".into(),
+            },
+        )
+        .unwrap();
+        assert!(new.join("api").is_dir() && !old.exists());
+    }
+}

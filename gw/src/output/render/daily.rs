@@ -1,0 +1,179 @@
+//! Rendering of day-to-day operations: sync, reset, add-repo, remove-repo, rename.
+//!
+//! Per-repository lines are messages (stderr); skipped repositories appear as warnings,
+//! and a partial failure as the error after them.
+
+use std::io;
+
+use serde_json::Value;
+
+use super::value;
+use crate::action::NextAction;
+use crate::error::Error;
+use crate::ops::add_repo::AddRepoReport;
+use crate::ops::remove_repo::RemoveRepoReport;
+use crate::ops::rename::RenameReport;
+use crate::ops::reset::ResetReport;
+use crate::ops::sync::{RepoSync, SyncReport};
+use crate::ops::{Outcome, RepoResult};
+use crate::output::{Printer, Render, Role};
+
+fn role(o: Outcome) -> Role {
+    match o {
+        Outcome::Failed | Outcome::RolledBack => Role::Error,
+        Outcome::Skipped | Outcome::NotFound | Outcome::AlreadyPresent => Role::Warning,
+        _ => Role::Success,
+    }
+}
+
+fn repo_line(p: &mut Printer, r: &RepoResult) -> io::Result<()> {
+    let mut line = format!("{}: {}", r.repo, r.outcome.as_str().replace('_', " "));
+    if let Some(d) = &r.detail {
+        line.push_str(&format!(" ({d})"));
+    }
+    p.message(role(r.outcome), &line)
+}
+
+fn sync_text(p: &mut Printer, repos: &[RepoSync]) -> io::Result<()> {
+    // Skipped repositories are shown once, as warnings, and failed ones in the error.
+    for r in repos
+        .iter()
+        .filter(|r| !matches!(r.outcome(), Outcome::Skipped | Outcome::Failed))
+    {
+        let line = match (&r.result.outcome, &r.result.detail) {
+            (_, Some(d)) => format!("{}: {d}", r.result.repo),
+            (o, None) => format!("{}: {}", r.result.repo, o.as_str()),
+        };
+        p.message(role(r.outcome()), &line)?;
+    }
+    Ok(())
+}
+
+impl Render for SyncReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        sync_text(p, &self.repos)
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        SyncReport::next_actions(self)
+    }
+    fn failure(&self) -> Option<&Error> {
+        self.failure.as_ref()
+    }
+}
+
+impl Render for ResetReport {
+    fn result(&self) -> Value {
+        value(&self.0)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        sync_text(p, &self.0.repos)
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.0.warnings.clone()
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        self.0.next_actions()
+    }
+    fn failure(&self) -> Option<&Error> {
+        self.0.failure.as_ref()
+    }
+}
+
+impl Render for AddRepoReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        let added = self
+            .repos
+            .iter()
+            .filter(|r| r.outcome == Outcome::Added)
+            .count();
+        if added == 0 && self.failure.is_none() {
+            return p.message(Role::Plain, "All repos already in workspace");
+        }
+        for r in &self.repos {
+            repo_line(p, r)?;
+        }
+        if added > 0 {
+            p.message(
+                Role::Success,
+                &format!(
+                    "Added {added} repositor{} to {}",
+                    if added == 1 { "y" } else { "ies" },
+                    self.workspace
+                ),
+            )?;
+        }
+        Ok(())
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        AddRepoReport::next_actions(self)
+    }
+    fn failure(&self) -> Option<&Error> {
+        self.failure.as_ref()
+    }
+}
+
+impl Render for RemoveRepoReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        for r in &self.repos {
+            repo_line(p, r)?;
+        }
+        Ok(())
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        RemoveRepoReport::next_actions(self)
+    }
+    fn failure(&self) -> Option<&Error> {
+        self.failure.as_ref()
+    }
+}
+
+impl Render for RenameReport {
+    fn result(&self) -> Value {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        p.message(
+            Role::Success,
+            &format!(
+                "Workspace {} renamed to {} at {}",
+                self.from,
+                self.name,
+                self.path.display()
+            ),
+        )?;
+        if let Some(cwd) = &self.cwd_moved_to {
+            p.message(
+                Role::Hint,
+                &format!(
+                    "your shell is still in the old directory: `cd {}`",
+                    crate::proc::shell_quote(&cwd.to_string_lossy())
+                ),
+            )?;
+        }
+        Ok(())
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        RenameReport::next_actions(self)
+    }
+}
