@@ -9,7 +9,7 @@ use crate::action::NextAction;
 use crate::error::Error;
 use crate::ops::doctor::{DoctorReport, Issue};
 use crate::ops::prune::{Candidate, PruneBranchesReport, PruneReport};
-use crate::output::{DataFormat, Printer, Render, Role};
+use crate::output::{DataFormat, Json, Printer, Render, Role};
 
 // ---- prune ----
 
@@ -38,7 +38,7 @@ fn bare(c: &Candidate) -> Value {
 }
 
 impl Render for PruneReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -115,7 +115,7 @@ impl Render for PruneReport {
 }
 
 impl Render for PruneBranchesReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -187,7 +187,7 @@ fn result_cell(i: &Issue) -> String {
 }
 
 impl Render for DoctorReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {

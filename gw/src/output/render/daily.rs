@@ -5,8 +5,6 @@
 
 use std::io;
 
-use serde_json::Value;
-
 use super::value;
 use crate::action::NextAction;
 use crate::error::Error;
@@ -16,7 +14,7 @@ use crate::ops::rename::RenameReport;
 use crate::ops::reset::ResetReport;
 use crate::ops::sync::{RepoSync, SyncReport};
 use crate::ops::{Outcome, RepoResult};
-use crate::output::{Printer, Render, Role};
+use crate::output::{Json, Printer, Render, Role};
 
 fn role(o: Outcome) -> Role {
     match o {
@@ -50,7 +48,7 @@ fn sync_text(p: &mut Printer, repos: &[RepoSync]) -> io::Result<()> {
 }
 
 impl Render for SyncReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -68,7 +66,7 @@ impl Render for SyncReport {
 }
 
 impl Render for ResetReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(&self.0)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -86,7 +84,7 @@ impl Render for ResetReport {
 }
 
 impl Render for AddRepoReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -125,7 +123,7 @@ impl Render for AddRepoReport {
 }
 
 impl Render for RemoveRepoReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -146,7 +144,7 @@ impl Render for RemoveRepoReport {
 }
 
 impl Render for RenameReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {

@@ -7,10 +7,10 @@ use serde_json::{Value, json};
 use super::{json_line, json_pretty, lines, path_str, value};
 use crate::action::NextAction;
 use crate::ops::plugin::{Origin, PluginListReport, PluginOutcome, PluginReport};
-use crate::output::{DataFormat, Printer, Render, Role};
+use crate::output::{DataFormat, Json, Printer, Render, Role};
 
 impl Render for PluginListReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -57,7 +57,7 @@ impl Render for PluginListReport {
 }
 
 impl Render for PluginReport {
-    fn result(&self) -> Value {
+    fn result(&self) -> Json {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
