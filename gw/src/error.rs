@@ -18,6 +18,7 @@ use crate::action::NextAction;
 pub enum Code {
     Internal,
     Usage,
+    PlanInvalid,
     WorkspaceNotFound,
     RepoNotFound,
     PresetNotFound,
@@ -42,6 +43,7 @@ impl Code {
     pub const ALL: &'static [Code] = &[
         Code::Internal,
         Code::Usage,
+        Code::PlanInvalid,
         Code::WorkspaceNotFound,
         Code::RepoNotFound,
         Code::PresetNotFound,
@@ -65,7 +67,7 @@ impl Code {
     pub fn exit_code(self) -> u8 {
         match self {
             Code::Internal => 1,
-            Code::Usage => 2,
+            Code::Usage | Code::PlanInvalid => 2,
             Code::WorkspaceNotFound
             | Code::RepoNotFound
             | Code::PresetNotFound
@@ -90,6 +92,7 @@ impl Code {
         match self {
             Code::Internal => "INTERNAL",
             Code::Usage => "USAGE",
+            Code::PlanInvalid => "PLAN_INVALID",
             Code::WorkspaceNotFound => "WORKSPACE_NOT_FOUND",
             Code::RepoNotFound => "REPO_NOT_FOUND",
             Code::PresetNotFound => "PRESET_NOT_FOUND",

@@ -50,6 +50,7 @@ schemas! {
     "preset-list", "gw preset list" => crate::ops::preset::PresetListReport;
     "completions", "gw completions" => crate::output::render::Script;
     "schema", "gw schema" => crate::ops::schema::SchemaReport;
+    "plan", "gw plan <command> (the plan document; gw apply returns the command's own result)" => crate::ops::plan::PlanDoc;
     "sync", "gw sync" => crate::ops::sync::SyncReport;
     "reset", "gw reset" => crate::ops::reset::ResetReport;
     "add-repo", "gw add-repo" => crate::ops::add_repo::AddRepoReport;

@@ -121,6 +121,7 @@ fn opts(name: &str, repos: &[&str]) -> CreateOptions {
         source: SourceFields::default(),
         replace: false,
         force: false,
+        expect: None,
     }
 }
 
@@ -197,6 +198,7 @@ fn every_step_of_delete_fails_cleanly_or_is_completed_by_recovery() {
                     DeleteOptions {
                         names: vec!["feat".into()],
                         force: false,
+                        expect: None,
                     },
                 )
             });

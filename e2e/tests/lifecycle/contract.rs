@@ -45,6 +45,9 @@ fn every_error_code_has_its_exit_class() {
 
     let env = TestEnv::with_repos(&["api", "web"]);
     check(&env, &["list", "--bogus"], "USAGE", 2);
+    let bad_plan = env.root.join("bad-plan.json");
+    std::fs::write(&bad_plan, "{ not a plan").unwrap();
+    check(&env, &["apply", s(&bad_plan)], "PLAN_INVALID", 2);
     check(&env, &["go"], "NO_WORKSPACES", 3);
     check(&env, &["status", "nope"], "WORKSPACE_NOT_FOUND", 3);
     check(

@@ -6,6 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::commands::cleanup::{DoctorArgs, PruneArgs};
 use super::commands::daily::{AddRepoArgs, RemoveRepoArgs, RenameArgs, ResetArgs, SyncArgs};
+use super::commands::plan::{ApplyArgs, PlanArgs};
 use super::commands::plugin::PluginArgs;
 use super::commands::run::RunArgs;
 use super::commands::setup::{
@@ -57,6 +58,10 @@ pub enum Command {
     Create(CreateArgs),
     /// Show where you are: configuration, workspaces, and the current workspace's live state
     Context(ContextArgs),
+    /// Preview a mutating command: every change it would make, and what that depends on
+    Plan(PlanArgs),
+    /// Execute a saved plan, only if nothing it depends on has changed
+    Apply(ApplyArgs),
     /// List workspaces
     #[command(visible_alias = "ls")]
     List(ListArgs),

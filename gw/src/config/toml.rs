@@ -43,6 +43,11 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The line a span starts on (0 when unknown).
+    pub fn line_at(&self, span: Option<std::ops::Range<usize>>) -> usize {
+        span.map(|s| self.line(s.start)).unwrap_or(0)
+    }
+
     fn line(&self, offset: usize) -> usize {
         self.text[..offset.min(self.text.len())]
             .matches('\n')

@@ -16,18 +16,22 @@ use crate::error::{Code, Error, Result};
 use crate::fsx;
 use crate::git;
 use crate::ops::create::{self, RepoPlan, SetupResult};
+use crate::ops::plan::{self, Change, Described, Fact, PlanDoc, PlanKind};
 use crate::ops::repos::{self, Chosen};
 use crate::ops::tx::{self, Tx, Undo};
 use crate::ops::{Ctx, Outcome, RepoResult, resolve};
 use crate::state::journal::{Action, Kind};
 use crate::state::{RepoEntry, Workspace};
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct AddRepoOptions {
     /// The workspace; the one containing the current directory when `None`.
     pub name: Option<String>,
     /// Repository names or git URLs.
     pub repos: Vec<String>,
+    /// `gw apply`: the plan this add must match.
+    #[serde(skip)]
+    pub expect: Option<plan::Expect>,
 }
 
 #[derive(Debug, Serialize)]
@@ -92,6 +96,18 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
             return Err(e);
         }
     };
+    if let Some(expect) = &opts.expect {
+        let now = describe(&ws, &results, &plans, &warnings);
+        if let Err(e) = plan::verify(
+            PlanKind::AddRepo,
+            expect,
+            &inputs(&ws.name, &opts.repos),
+            &now,
+        ) {
+            repos::remove_clones(&chosen);
+            return Err(e);
+        }
+    }
     let mut report = AddRepoReport {
         workspace: ws.name.clone(),
         path: ws.path.clone(),
@@ -166,6 +182,70 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
     Ok(report)
 }
 
+fn inputs(name: &str, repos: &[String]) -> serde_json::Value {
+    serde_json::to_value(AddRepoOptions {
+        name: Some(name.to_string()),
+        repos: repos.to_vec(),
+        expect: None,
+    })
+    .expect("options serialise")
+}
+
+/// `gw plan add-repo`: validates exactly as `gw add-repo` does and describes what it would
+/// do. A clone made from a git URL while planning is removed again.
+pub fn plan_doc(ctx: &Ctx<'_>, opts: &AddRepoOptions) -> Result<PlanDoc> {
+    let config = ctx.config()?;
+    let state = ctx.state()?;
+    let ws = resolve::workspace(&state, opts.name.as_deref(), &ctx.env.cwd)?.clone();
+    let discovery = repos::discover(ctx, &config);
+    let chosen = repos::resolve(ctx, &config, &opts.repos, &discovery)?;
+    let planned = plan(ctx, &ws, &chosen);
+    repos::remove_clones(&chosen);
+    let (results, _, plans, warnings) = planned?;
+    let described = describe(&ws, &results, &plans, &warnings);
+    Ok(plan::document(
+        PlanKind::AddRepo,
+        inputs(&ws.name, &opts.repos),
+        described,
+    ))
+}
+
+fn describe(
+    ws: &Workspace,
+    present: &[RepoResult],
+    plans: &[RepoPlan],
+    warnings: &[String],
+) -> Described {
+    let mut d = Described {
+        workspace: ws.name.clone(),
+        warnings: warnings.to_vec(),
+        ..Described::default()
+    };
+    d.facts.push(Fact::new(
+        None,
+        "repos",
+        ws.repos
+            .iter()
+            .map(|r| r.repo_name.clone())
+            .collect::<Vec<_>>()
+            .join(","),
+    ));
+    for r in present {
+        d.changes.push(
+            Change::new("skip")
+                .repo(&r.repo)
+                .detail("already in the workspace"),
+        );
+    }
+    create::describe_repos(plans, &ws.branch, &mut d.changes, &mut d.facts);
+    if !plans.is_empty() {
+        d.changes
+            .push(Change::new("update_state_entry").detail(format!("workspace {}", ws.name)));
+    }
+    create::describe_setup(plans, &mut d.changes);
+    d
+}
+
 type Planned = (Vec<RepoResult>, Vec<Chosen>, Vec<RepoPlan>, Vec<String>);
 
 /// Sorts the chosen repositories into already present and new, and plans the new ones.
@@ -211,7 +291,7 @@ fn plan(ctx: &Ctx<'_>, ws: &Workspace, chosen: &[Chosen]) -> Result<Planned> {
     let mut warnings = create::fetch_all(ctx, &new);
     let mut plans = Vec::new();
     for c in &new {
-        let (plan, w) = create::plan_repo(c, &ws.path, &ws.branch, false, &[])?;
+        let (plan, w) = create::plan_repo(c, &ws.path, &ws.branch, false, None, &[])?;
         if fsx::exists(&plan.worktree) {
             return Err(Error::new(
                 Code::WorktreeExists,

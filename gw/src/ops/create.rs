@@ -8,14 +8,16 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::action::NextAction;
 use crate::config::{Config, HookKind, RepoConfig};
 use crate::error::{Code, Error, Result};
 use crate::fsx;
 use crate::git;
+use crate::ops::blueprint::BlueprintFile;
 use crate::ops::hooks::{self, Vars};
+use crate::ops::plan::{self, Change, Described, Fact, PlanDoc, PlanKind};
 use crate::ops::repos::{self, Chosen};
 use crate::ops::tx::{self, Tx, Undo};
 use crate::ops::{Ctx, Outcome, RepoResult, delete, names, resolve};
@@ -24,21 +26,38 @@ use crate::state::journal::{Action, BranchSource, Kind};
 use crate::state::{Blueprint, RepoEntry, SetupRecord, SetupStatus, Source, State, Workspace};
 
 /// Which repositories to put in the workspace.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Selection {
     /// Names or git URLs.
     Repos(Vec<String>),
     Preset(String),
     All,
+    /// A blueprint file, as read when the command (or its plan) ran.
+    Blueprint(BlueprintFile),
 }
 
 /// Where the work comes from; stored on the workspace and passed to hooks.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceFields {
     pub url: Option<String>,
     pub provider: Option<String>,
     pub reference: Option<String>,
     pub title: Option<String>,
+}
+
+/// The workspace's source: a blueprint's `[source]`, with any `--source-*` flag on top.
+fn source_of(opts: &CreateOptions) -> Option<Source> {
+    let mut fields = match &opts.selection {
+        Selection::Blueprint(b) => b.source.clone(),
+        _ => SourceFields::default(),
+    };
+    let cli = opts.source.clone();
+    fields.url = cli.url.or(fields.url);
+    fields.provider = cli.provider.or(fields.provider);
+    fields.reference = cli.reference.or(fields.reference);
+    fields.title = cli.title.or(fields.title);
+    fields.into_source()
 }
 
 impl SourceFields {
@@ -60,7 +79,7 @@ impl SourceFields {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CreateOptions {
     /// The workspace name; derived from the branch when absent.
     pub name: Option<String>,
@@ -73,6 +92,9 @@ pub struct CreateOptions {
     pub replace: bool,
     /// With `replace`: discard uncommitted changes in the replaced workspace.
     pub force: bool,
+    /// `gw apply`: the plan this create must match.
+    #[serde(skip)]
+    pub expect: Option<plan::Expect>,
 }
 
 /// What `gw create` will do, decided before anything changes.
@@ -189,6 +211,15 @@ pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
         &opts,
         replacing.as_ref().map(|w| w.name.as_str()),
     )?;
+    if let Some(expect) = &opts.expect {
+        let now = describe(ctx, &config, &plan);
+        if let Err(e) = plan::verify(PlanKind::Create, expect, &inputs(&opts), &now) {
+            for clone in &plan.cloned {
+                let _ = fsx::remove_dir_all(clone);
+            }
+            return Err(e);
+        }
+    }
     let mut warnings = Vec::new();
     if let Some(old) = &replacing {
         let deleted = delete::delete(
@@ -196,6 +227,7 @@ pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
             delete::DeleteOptions {
                 names: vec![old.name.clone()],
                 force: opts.force,
+                expect: None,
             },
         )?;
         warnings.extend(deleted.warnings.iter().cloned());
@@ -249,11 +281,195 @@ pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
     Ok(report)
 }
 
+/// The inputs a plan records: the options, with the workspace name resolved.
+fn inputs(opts: &CreateOptions) -> serde_json::Value {
+    let mut o = opts.clone();
+    o.name = Some(workspace_name(opts));
+    serde_json::to_value(o).expect("options serialise")
+}
+
+/// `gw plan create`: validates exactly as `gw create` does and describes what it would do.
+/// Nothing changes, except that repositories are fetched (and a clone made from a git URL
+/// is removed again).
+pub fn plan_doc(ctx: &Ctx<'_>, opts: &CreateOptions) -> Result<PlanDoc> {
+    if opts.replace {
+        return Err(
+            Error::usage("`gw plan create` cannot plan --replace").with_fix(
+                "Plan the delete of the old workspace and the create of the new one separately",
+            ),
+        );
+    }
+    let config = ctx.config()?;
+    let state = ctx.state()?;
+    let plan = plan(ctx, &config, &state, opts, None)?;
+    let described = describe(ctx, &config, &plan);
+    for clone in &plan.cloned {
+        let _ = fsx::remove_dir_all(clone);
+    }
+    Ok(plan::document(PlanKind::Create, inputs(opts), described))
+}
+
+/// The changes a create plan makes and the facts it depends on.
+pub fn describe(ctx: &Ctx<'_>, config: &Config, plan: &CreatePlan) -> Described {
+    let mut changes = vec![Change::new("create_workspace_dir").path(&plan.path)];
+    let path_state = if fsx::exists(&plan.path) {
+        "exists"
+    } else {
+        "absent"
+    };
+    let mut facts = vec![
+        Fact::new(None, "workspace", "absent"),
+        Fact::new(None, "path", path_state),
+    ];
+    describe_repos(&plan.repos, &plan.branch, &mut changes, &mut facts);
+    changes.push(
+        Change::new("record_state")
+            .path(&plan.path)
+            .detail(format!("workspace {}", plan.name)),
+    );
+    describe_setup(&plan.repos, &mut changes);
+    if let Some(hook) = config
+        .hooks
+        .get(HookKind::PostCreate)
+        .filter(|_| !ctx.no_hooks)
+    {
+        changes.push(Change::new("run_hook").detail(format!("post_create: {}", hook.command)));
+    }
+    Described {
+        workspace: plan.name.clone(),
+        changes,
+        facts,
+        warnings: plan.warnings.clone(),
+    }
+}
+
+/// The changes and facts of adding a worktree per planned repository (shared with
+/// `gw add-repo`).
+pub(crate) fn describe_repos(
+    repos: &[RepoPlan],
+    branch: &str,
+    changes: &mut Vec<Change>,
+    facts: &mut Vec<Fact>,
+) {
+    let short = |o: &Option<String>| {
+        o.as_deref()
+            .map(|o| o.get(..7).unwrap_or(o).to_string())
+            .unwrap_or_else(|| "?".into())
+    };
+    for r in repos {
+        let repo = git::Repo::open(&r.source).ok();
+        let local = repo.as_ref().and_then(|g| g.local_branch(branch));
+        let remote = repo
+            .as_ref()
+            .and_then(|g| g.remote_branch("origin", branch));
+        facts.push(Fact::new(
+            Some(&r.name),
+            "source",
+            r.source.to_string_lossy(),
+        ));
+        facts.push(Fact::new(
+            Some(&r.name),
+            format!("branch {branch}"),
+            local.unwrap_or_else(|| "absent".into()),
+        ));
+        facts.push(Fact::new(
+            Some(&r.name),
+            format!("remote_branch origin/{branch}"),
+            remote.unwrap_or_else(|| "absent".into()),
+        ));
+        facts.push(Fact::new(
+            Some(&r.name),
+            "worktree_path",
+            if fsx::exists(&r.worktree) {
+                "exists"
+            } else {
+                "absent"
+            },
+        ));
+        match &r.how {
+            BranchSource::New { start, start_oid } => {
+                facts.push(Fact::new(
+                    Some(&r.name),
+                    format!("start {start}"),
+                    start_oid.clone().unwrap_or_default(),
+                ));
+                changes.push(
+                    Change::new("create_branch")
+                        .repo(&r.name)
+                        .branch(branch)
+                        .detail(format!("from {start} at {}", short(start_oid))),
+                );
+            }
+            BranchSource::Track {
+                remote_ref,
+                start_oid,
+            } => changes.push(
+                Change::new("track_remote_branch")
+                    .repo(&r.name)
+                    .branch(branch)
+                    .detail(format!("tracking {remote_ref} at {}", short(start_oid))),
+            ),
+            BranchSource::Existing => {}
+        }
+        let detail = match r.how {
+            BranchSource::Existing => {
+                "branch already exists locally; it is checked out, not created"
+            }
+            _ => "new worktree",
+        };
+        changes.push(
+            Change::new("create_worktree")
+                .repo(&r.name)
+                .path(&r.worktree)
+                .branch(branch)
+                .detail(detail),
+        );
+    }
+}
+
+/// One `run_setup_hook` change per setup command.
+pub(crate) fn describe_setup(repos: &[RepoPlan], changes: &mut Vec<Change>) {
+    for r in repos {
+        for cmd in &r.setup {
+            changes.push(
+                Change::new("run_setup_hook")
+                    .repo(&r.name)
+                    .path(&r.worktree)
+                    .detail(cmd.clone()),
+            );
+        }
+    }
+}
+
 /// The workspace name: given, or derived from the branch.
 fn workspace_name(opts: &CreateOptions) -> String {
+    let from_blueprint = match &opts.selection {
+        Selection::Blueprint(b) => b.name.clone(),
+        _ => None,
+    };
     opts.name
         .clone()
+        .or(from_blueprint)
         .unwrap_or_else(|| names::from_branch(&opts.branch))
+}
+
+/// Per-repository overrides a blueprint gives: base branch and track mode, by repo name.
+fn overrides(selection: &Selection) -> Vec<(String, Option<String>, Option<bool>)> {
+    match selection {
+        Selection::Blueprint(b) => b
+            .repos
+            .iter()
+            .map(|r| {
+                let name = if git::url::is_git_url(&r.repo) {
+                    git::url::repo_name(&r.repo).unwrap_or_else(|| r.repo.clone())
+                } else {
+                    r.repo.clone()
+                };
+                (name, r.base_branch.clone(), r.track)
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Validates the inputs against the current world and decides, per repository, how its
@@ -300,7 +516,34 @@ pub fn plan(
             (repos.clone(), Some(blueprint))
         }
         Selection::All => (discovery.names(), None),
+        Selection::Blueprint(b) => {
+            let identity = Blueprint {
+                name: b.path.to_string_lossy().into_owned(),
+                sha256: b.sha256.clone(),
+            };
+            (
+                b.repos.iter().map(|r| r.repo.clone()).collect(),
+                Some(identity),
+            )
+        }
     };
+    if let Selection::Blueprint(b) = &opts.selection {
+        // Unknown repositories are reported with the blueprint line that names them.
+        for r in b.repos.iter().filter(|r| !git::url::is_git_url(&r.repo)) {
+            if discovery.find(&r.repo).is_none() {
+                let e = repos::unknown_repo(&r.repo, &discovery);
+                let message = format!(
+                    "{} (`{}` line {}, key `repos`)",
+                    e.message,
+                    b.path.display(),
+                    r.line
+                );
+                let mut e = e;
+                e.message = message;
+                return Err(e);
+            }
+        }
+    }
     let chosen = repos::resolve(ctx, config, &entries, &discovery)?;
     // A refused create changes nothing: not even a clone it made on the way.
     let mut undo_clones = UndoClones(Some(&chosen));
@@ -316,8 +559,12 @@ pub fn plan(
                 .collect()
         })
         .unwrap_or_default();
+    let overrides = overrides(&opts.selection);
     let decided = parallel::map(&chosen, |c| {
-        plan_repo(c, &path, &opts.branch, opts.track, &ignored)
+        let o = overrides.iter().find(|(n, _, _)| *n == c.name);
+        let base = o.and_then(|(_, b, _)| b.as_deref());
+        let track = o.and_then(|(_, _, t)| *t).unwrap_or(opts.track);
+        plan_repo(c, &path, &opts.branch, track, base, &ignored)
     });
     let mut repos = Vec::new();
     let mut warnings = fetch_warnings;
@@ -333,7 +580,7 @@ pub fn plan(
         branch: opts.branch.clone(),
         workspace_dir: config.workspace_dir.clone(),
         repos,
-        source: opts.source.clone().into_source(),
+        source: source_of(opts),
         blueprint,
         warnings,
         cloned: chosen
@@ -433,6 +680,7 @@ pub(crate) fn plan_repo(
     root: &Path,
     branch: &str,
     track: bool,
+    base_branch: Option<&str>,
     ignored: &[PathBuf],
 ) -> Result<(RepoPlan, Vec<String>)> {
     let repo = git::Repo::open(&c.path)?;
@@ -460,7 +708,7 @@ pub(crate) fn plan_repo(
         ));
     }
     let repo_config = RepoConfig::load(&c.path)?;
-    let base = repo.resolve_base(repo_config.base_branch.as_deref());
+    let base = repo.resolve_base(base_branch.or(repo_config.base_branch.as_deref()));
     let local = repo.local_branch(branch).is_some();
     let remote = repo.remote_branch("origin", branch);
     let start = || match &base {

@@ -16,17 +16,21 @@ use crate::error::{Code, Error, Result};
 use crate::fsx;
 use crate::git;
 use crate::ops::hooks::{self, Vars};
+use crate::ops::plan::{self, Change, Described, Fact, PlanDoc, PlanKind};
 use crate::ops::tx::{self, Tx};
 use crate::ops::{Ctx, Outcome, RepoResult, resolve};
 use crate::parallel;
 use crate::state::journal::{Action, Kind};
 use crate::state::{RepoEntry, Workspace};
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct DeleteOptions {
     pub names: Vec<String>,
     /// Discard uncommitted changes and delete branches holding unpushed commits.
     pub force: bool,
+    /// `gw apply`: the plan this delete must match.
+    #[serde(skip)]
+    pub expect: Option<plan::Expect>,
 }
 
 #[derive(Debug, Serialize)]
@@ -110,6 +114,10 @@ pub fn delete(ctx: &Ctx<'_>, opts: DeleteOptions) -> Result<DeleteReport> {
             Error::usage("no workspace names given").with_fix("Name the workspaces to delete")
         );
     }
+    if let Some(expect) = &opts.expect {
+        let now = describe(ctx, &config, &names, opts.force)?;
+        plan::verify(PlanKind::Delete, expect, &inputs(&names, opts.force), &now)?;
+    }
     let mut report = DeleteReport {
         deleted: Vec::new(),
         count: 0,
@@ -192,14 +200,14 @@ pub fn delete(ctx: &Ctx<'_>, opts: DeleteOptions) -> Result<DeleteReport> {
 }
 
 /// Per-repository facts gathered before anything is removed.
-struct Inspection {
+pub(crate) struct Inspection {
     exists: bool,
     source_exists: bool,
     changes: Option<Vec<String>>,
     error: Option<String>,
 }
 
-fn inspect(r: &RepoEntry) -> Inspection {
+pub(crate) fn inspect(r: &RepoEntry) -> Inspection {
     let exists = r.worktree_path.is_dir();
     let source_exists = r.source_repo.is_dir();
     if !exists {
@@ -240,13 +248,239 @@ fn stray_files(ws: &Workspace) -> Vec<String> {
     out
 }
 
-fn delete_one(
+fn clean_names(names: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        if !out.iter().any(|m| m == n) {
+            out.push(n.to_string());
+        }
+    }
+    out
+}
+
+fn inputs(names: &[String], force: bool) -> serde_json::Value {
+    serde_json::to_value(DeleteOptions {
+        names: names.to_vec(),
+        force,
+        expect: None,
+    })
+    .expect("options serialise")
+}
+
+/// `gw plan delete`: validates exactly as `gw delete` does (a workspace with uncommitted
+/// work is refused unless `--force`, as the delete would be) and describes what it would do.
+pub fn plan_doc(ctx: &Ctx<'_>, opts: &DeleteOptions) -> Result<PlanDoc> {
+    let config = ctx.config()?;
+    let names = clean_names(&opts.names);
+    if names.is_empty() {
+        return Err(
+            Error::usage("no workspace names given").with_fix("Name the workspaces to delete")
+        );
+    }
+    let described = describe(ctx, &config, &names, opts.force)?;
+    Ok(plan::document(
+        PlanKind::Delete,
+        inputs(&names, opts.force),
+        described,
+    ))
+}
+
+/// What deleting `names` would change, and the facts that depends on.
+pub fn describe(
     ctx: &Ctx<'_>,
-    ws: &Workspace,
-    hook: Option<&crate::config::Hook>,
+    config: &crate::config::Config,
+    names: &[String],
     force: bool,
-    warnings: &mut Vec<String>,
-) -> Result<Deletion> {
+) -> Result<Described> {
+    let state = ctx.state()?;
+    let mut d = Described {
+        workspace: names.join(", "),
+        ..Described::default()
+    };
+    for name in names {
+        let ws = resolve::by_name(&state, name)?;
+        let inspections = preflight(ws, force)?;
+        let multi = names.len() > 1;
+        let label = |repo: &str| {
+            if multi {
+                format!("{name}/{repo}")
+            } else {
+                repo.to_string()
+            }
+        };
+        let stray = stray_files(ws);
+        let ws_label = if multi { Some(name.as_str()) } else { None };
+        d.facts.push(Fact::new(
+            ws_label,
+            "path",
+            if ws.path.is_dir() {
+                "exists"
+            } else {
+                "missing"
+            },
+        ));
+        if !stray.is_empty() {
+            d.facts
+                .push(Fact::new(ws_label, "stray_files", stray.join("\n")));
+            d.warnings.push(format!(
+                "{name}: files outside any worktree would be deleted: {}",
+                stray.join(", ")
+            ));
+        }
+        if let Some(h) = config
+            .hooks
+            .get(HookKind::PreDelete)
+            .filter(|_| !ctx.no_hooks)
+        {
+            d.changes
+                .push(Change::new("run_hook").detail(format!("pre_delete: {}", h.command)));
+        }
+        for (r, i) in ws.repos.iter().zip(&inspections) {
+            describe_worktree(r, &label(&r.repo_name), i, &mut d);
+        }
+        let dirty = inspections
+            .iter()
+            .any(|i| i.changes.as_ref().is_some_and(|c| !c.is_empty()));
+        if ws.path.is_dir() {
+            d.changes.push(
+                Change::new("move_to_trash")
+                    .path(&ws.path)
+                    .destructive(dirty || !stray.is_empty())
+                    .detail(format!(
+                        "into {TRASH}/; the files are removed in the background"
+                    )),
+            );
+        }
+        d.changes
+            .push(Change::new("remove_state_entry").detail(format!("workspace {name}")));
+        let mut pruned: Vec<&Path> = Vec::new();
+        for r in ws.repos.iter().filter(|r| r.source_repo.is_dir()) {
+            if !pruned.contains(&r.source_repo.as_path()) {
+                pruned.push(&r.source_repo);
+                d.changes.push(
+                    Change::new("prune_worktrees")
+                        .repo(&label(&r.repo_name))
+                        .path(&r.source_repo),
+                );
+            }
+        }
+        for r in ws.repos.iter().filter(|r| r.source_repo.is_dir()) {
+            describe_branch(r, &label(&r.repo_name), force, &ws.path, &mut d);
+        }
+    }
+    Ok(d)
+}
+
+/// The facts of a worktree that is about to go (HEAD, the branch checked out, uncommitted
+/// changes) and its teardown commands; uncommitted changes become a warning.
+pub(crate) fn describe_worktree(r: &RepoEntry, label: &str, i: &Inspection, d: &mut Described) {
+    let (head, live) = match git::Repo::open(&r.worktree_path).and_then(|g| g.head()) {
+        Ok(h) => (
+            h.oid.unwrap_or_default(),
+            h.branch.unwrap_or_else(|| "(detached)".into()),
+        ),
+        Err(_) => ("missing".into(), "missing".into()),
+    };
+    d.facts.push(Fact::new(Some(label), "head", head));
+    d.facts.push(Fact::new(Some(label), "checked_out", live));
+    let changes = i.changes.clone().unwrap_or_default();
+    let listed = if changes.is_empty() {
+        "(none)".to_string()
+    } else {
+        changes.join("\n")
+    };
+    d.facts.push(Fact::new(Some(label), "changes", listed));
+    if !changes.is_empty() {
+        d.warnings.push(format!(
+            "{label}: {} uncommitted change{} would be destroyed: {}",
+            changes.len(),
+            if changes.len() == 1 { "" } else { "s" },
+            changes.join(", ")
+        ));
+    }
+    if i.exists && i.source_exists {
+        let teardown = RepoConfig::load(&r.source_repo)
+            .map(|c| c.teardown)
+            .unwrap_or_default();
+        for cmd in teardown {
+            d.changes.push(
+                Change::new("run_teardown_hook")
+                    .repo(label)
+                    .path(&r.worktree_path)
+                    .detail(cmd),
+            );
+        }
+    }
+}
+
+/// What happens to the branch of `r` when its worktree goes: deleted (destructive when it
+/// holds commits found nowhere else), or kept and why. `own` is the directory holding the
+/// worktree being removed, which does not count as "checked out elsewhere".
+pub(crate) fn describe_branch(
+    r: &RepoEntry,
+    label: &str,
+    force: bool,
+    own: &Path,
+    d: &mut Described,
+) {
+    let repo = git::Repo::open(&r.source_repo).ok();
+    let tip = repo.as_ref().and_then(|g| g.local_branch(&r.branch));
+    d.facts.push(Fact::new(
+        Some(label),
+        format!("branch {}", r.branch),
+        tip.clone().unwrap_or_else(|| "absent".into()),
+    ));
+    let (Some(repo), Some(tip)) = (repo, tip) else {
+        return;
+    };
+    let keep = |d: &mut Described, why: String| {
+        d.changes.push(
+            Change::new("keep_branch")
+                .repo(label)
+                .branch(&r.branch)
+                .detail(why),
+        )
+    };
+    if r.preserve_branch {
+        return keep(d, "it existed before the workspace".into());
+    }
+    let own = fsx::canonical(own);
+    if let Ok(wts) = repo.worktrees()
+        && let Some(wt) = wts.iter().find(|w| {
+            w.branch.as_deref() == Some(r.branch.as_str())
+                && !w.prunable
+                && !fsx::canonical(&w.path).starts_with(&own)
+        })
+    {
+        return keep(d, format!("it is checked out at {}", wt.path.display()));
+    }
+    let unique = repo.unique_commits(&r.branch).unwrap_or(0);
+    if unique > 0 && !force {
+        return keep(
+            d,
+            format!(
+                "{unique} commit{} only on it",
+                if unique == 1 { " exists" } else { "s exist" }
+            ),
+        );
+    }
+    if unique > 0 {
+        d.warnings.push(format!(
+            "{label}: {unique} commit(s) that exist only on {} would be lost",
+            r.branch
+        ));
+    }
+    d.changes.push(
+        Change::new("delete_branch")
+            .repo(label)
+            .branch(&r.branch)
+            .destructive(unique > 0)
+            .detail(format!("at {}", tip.get(..7).unwrap_or(&tip))),
+    );
+}
+
+/// Inspects every worktree and, unless forced, refuses when deleting would lose work.
+fn preflight(ws: &Workspace, force: bool) -> Result<Vec<Inspection>> {
     let inspections = parallel::map(&ws.repos, inspect);
     if !force {
         let mut dirty = Vec::new();
@@ -296,6 +530,17 @@ fn delete_one(
             )));
         }
     }
+    Ok(inspections)
+}
+
+fn delete_one(
+    ctx: &Ctx<'_>,
+    ws: &Workspace,
+    hook: Option<&crate::config::Hook>,
+    force: bool,
+    warnings: &mut Vec<String>,
+) -> Result<Deletion> {
+    let inspections = preflight(ws, force)?;
 
     if let Some(w) = hooks::run_global(ctx, hook, HookKind::PreDelete, &Vars::of(ws), &ws.path)? {
         warnings.push(w);

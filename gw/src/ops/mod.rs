@@ -3,6 +3,7 @@
 //! go through [`Events`], which the output layer implements.
 
 pub mod add_repo;
+pub mod blueprint;
 pub mod clone;
 pub mod context;
 pub mod create;
@@ -14,6 +15,7 @@ pub mod hooks;
 pub mod init;
 pub mod list;
 pub mod names;
+pub mod plan;
 pub mod plugin;
 pub mod preset;
 pub mod prune;

@@ -25,6 +25,7 @@ use crate::error::{Code, Error, Result};
 use crate::fsx;
 use crate::git;
 use crate::ops::delete::{self, DeleteOptions};
+use crate::ops::plan::{self, Change, Described, Fact, PlanDoc, PlanKind};
 use crate::ops::{Ctx, Outcome, RepoResult, repos};
 use crate::parallel;
 use crate::state::State;
@@ -32,12 +33,15 @@ use crate::state::State;
 /// The default `--min-age`.
 pub const DEFAULT_MIN_AGE: &str = "7d";
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct PruneOptions {
     /// `--min-age` as given (`12h`, `7d`, `2w`, a bare number of days).
     pub min_age: Option<String>,
     /// Delete the candidates (otherwise only list them).
     pub yes: bool,
+    /// `gw apply`: the plan this prune must match.
+    #[serde(skip)]
+    pub expect: Option<plan::Expect>,
 }
 
 /// A workspace that is (or was) a prune candidate.
@@ -127,6 +131,11 @@ pub fn prune(ctx: &Ctx<'_>, opts: PruneOptions) -> Result<PruneReport> {
         warnings: Vec::new(),
         failure: None,
     };
+    if let Some(expect) = &opts.expect {
+        let config = ctx.config()?;
+        let now = describe(ctx, &config, &candidates);
+        plan::verify(PlanKind::Prune, expect, &inputs(&report.min_age), &now)?;
+    }
     if !opts.yes || candidates.is_empty() {
         report.workspaces = candidates;
         report.warnings = warnings;
@@ -137,6 +146,7 @@ pub fn prune(ctx: &Ctx<'_>, opts: PruneOptions) -> Result<PruneReport> {
         DeleteOptions {
             names: candidates.iter().map(|c| c.name.clone()).collect(),
             force: false,
+            expect: None,
         },
     )?;
     warnings.extend(deleted.warnings.iter().cloned());
@@ -191,6 +201,76 @@ pub fn prune(ctx: &Ctx<'_>, opts: PruneOptions) -> Result<PruneReport> {
     report.workspaces = candidates;
     report.warnings = warnings;
     Ok(report)
+}
+
+fn inputs(min_age: &str) -> serde_json::Value {
+    serde_json::to_value(PruneOptions {
+        min_age: Some(min_age.to_string()),
+        yes: true,
+        expect: None,
+    })
+    .expect("options serialise")
+}
+
+/// `gw plan prune`: the candidates, chosen exactly as `gw prune` chooses them, and what
+/// deleting them (`--yes`) would do; a candidate whose delete would be refused (it holds
+/// uncommitted work) is a `skip`, as `gw prune --yes` would leave it.
+pub fn plan_doc(ctx: &Ctx<'_>, opts: &PruneOptions) -> Result<PlanDoc> {
+    let min_age_text = opts
+        .min_age
+        .clone()
+        .unwrap_or_else(|| DEFAULT_MIN_AGE.to_string());
+    let min_age = crate::duration::parse_age(&min_age_text).map_err(|e| {
+        Error::usage(e).with_fix("Pass --min-age as a number with h, d or w (for example 7d)")
+    })?;
+    let config = ctx.config()?;
+    let state = ctx.state()?;
+    let (candidates, warnings) = candidates(&state, min_age.as_secs());
+    let mut described = describe(ctx, &config, &candidates);
+    described.warnings.extend(warnings);
+    Ok(plan::document(
+        PlanKind::Prune,
+        inputs(&min_age_text),
+        described,
+    ))
+}
+
+fn describe(ctx: &Ctx<'_>, config: &crate::config::Config, candidates: &[Candidate]) -> Described {
+    let mut d = Described {
+        workspace: candidates
+            .iter()
+            .map(|c| c.name.clone())
+            .collect::<Vec<_>>()
+            .join(", "),
+        ..Described::default()
+    };
+    d.facts
+        .push(Fact::new(None, "candidates", d.workspace.clone()));
+    for c in candidates {
+        match delete::describe(ctx, config, std::slice::from_ref(&c.name), false) {
+            Ok(one) => {
+                let label = |x: Option<String>| {
+                    Some(match x {
+                        Some(r) => format!("{}/{r}", c.name),
+                        None => c.name.clone(),
+                    })
+                };
+                d.changes.extend(one.changes.into_iter().map(|mut ch| {
+                    ch.repo = label(ch.repo);
+                    ch
+                }));
+                d.facts.extend(one.facts.into_iter().map(|mut f| {
+                    f.repo = label(f.repo);
+                    f
+                }));
+                d.warnings.extend(one.warnings);
+            }
+            Err(e) => d
+                .changes
+                .push(Change::new("skip").repo(&c.name).detail(e.message.clone())),
+        }
+    }
+    d
 }
 
 /// The workspaces at least `min_age_secs` old or with their directory gone.

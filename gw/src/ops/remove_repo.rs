@@ -23,13 +23,14 @@ use crate::fsx;
 use crate::git;
 use crate::ops::delete::{self, Fate};
 use crate::ops::hooks::{self, Vars};
+use crate::ops::plan::{self, Change, Described, PlanDoc, PlanKind};
 use crate::ops::tx::{self, Tx};
 use crate::ops::{Ctx, Outcome, RepoResult, resolve};
 use crate::parallel;
-use crate::state::RepoEntry;
 use crate::state::journal::{Action, Kind};
+use crate::state::{RepoEntry, Workspace};
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RemoveRepoOptions {
     pub name: Option<String>,
     /// Repository names (a git URL stands for the repository it names).
@@ -37,6 +38,9 @@ pub struct RemoveRepoOptions {
     /// Discard uncommitted changes, ignore an unexpected branch, and delete branches
     /// holding commits found nowhere else.
     pub force: bool,
+    /// `gw apply`: the plan this removal must match.
+    #[serde(skip)]
+    pub expect: Option<plan::Expect>,
 }
 
 #[derive(Debug, Serialize)]
@@ -130,6 +134,15 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
         }
     }
 
+    if let Some(expect) = &opts.expect {
+        let now = describe(&ws, &names, &targets, opts.force);
+        plan::verify(
+            PlanKind::RemoveRepo,
+            expect,
+            &inputs(&ws.name, &names, opts.force),
+            &now,
+        )?;
+    }
     if targets.is_empty() {
         report.count = report.repos.len();
         return Ok(report);
@@ -311,6 +324,107 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
         .sort_by_key(|r| names.iter().position(|n| *n == r.repo));
     report.count = report.repos.len();
     Ok(report)
+}
+
+fn inputs(name: &str, names: &[String], force: bool) -> serde_json::Value {
+    serde_json::to_value(RemoveRepoOptions {
+        name: Some(name.to_string()),
+        repos: names.to_vec(),
+        force,
+        expect: None,
+    })
+    .expect("options serialise")
+}
+
+/// `gw plan remove-repo`: validates exactly as `gw remove-repo` does (refusing a dirty
+/// worktree, or one on another branch, unless `--force`) and describes what it would do.
+pub fn plan_doc(ctx: &Ctx<'_>, opts: &RemoveRepoOptions) -> Result<PlanDoc> {
+    ctx.config()?;
+    let state = ctx.state()?;
+    let ws = resolve::workspace(&state, opts.name.as_deref(), &ctx.env.cwd)?.clone();
+    let mut names: Vec<String> = Vec::new();
+    for entry in opts
+        .repos
+        .iter()
+        .map(|e| e.trim())
+        .filter(|e| !e.is_empty())
+    {
+        let name = if git::url::is_git_url(entry) {
+            git::url::repo_name(entry).ok_or_else(|| {
+                Error::usage(format!("cannot name a repository after the URL `{entry}`"))
+            })?
+        } else {
+            entry.to_string()
+        };
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    if names.is_empty() {
+        return Err(Error::usage("no repositories given").with_fix("Pass --repos/-r"));
+    }
+    let targets: Vec<RepoEntry> = names.iter().filter_map(|n| ws.repo(n).cloned()).collect();
+    if !opts.force {
+        let refusals: Vec<Refusal> = parallel::map(&targets, check)
+            .into_iter()
+            .flatten()
+            .collect();
+        if let Some(first) = refusals.first() {
+            return Err(refuse(&ws.name, first.code, &refusals));
+        }
+    }
+    let described = describe(&ws, &names, &targets, opts.force);
+    Ok(plan::document(
+        PlanKind::RemoveRepo,
+        inputs(&ws.name, &names, opts.force),
+        described,
+    ))
+}
+
+fn describe(ws: &Workspace, names: &[String], targets: &[RepoEntry], force: bool) -> Described {
+    let mut d = Described {
+        workspace: ws.name.clone(),
+        ..Described::default()
+    };
+    for n in names.iter().filter(|n| ws.repo(n).is_none()) {
+        d.changes.push(
+            Change::new("skip")
+                .repo(n)
+                .detail(format!("not in workspace `{}`", ws.name)),
+        );
+    }
+    let inspections = parallel::map(targets, delete::inspect);
+    for (r, i) in targets.iter().zip(&inspections) {
+        delete::describe_worktree(r, &r.repo_name, i, &mut d);
+        let dirty = !d.warnings.is_empty()
+            && d.warnings
+                .iter()
+                .any(|w| w.starts_with(&format!("{}:", r.repo_name)));
+        if r.worktree_path.exists() {
+            d.changes.push(
+                Change::new("move_to_trash")
+                    .repo(&r.repo_name)
+                    .path(&r.worktree_path)
+                    .destructive(dirty)
+                    .detail("the files are removed in the background"),
+            );
+        }
+    }
+    if !targets.is_empty() {
+        d.changes
+            .push(Change::new("update_state_entry").detail(format!("workspace {}", ws.name)));
+    }
+    for r in targets.iter().filter(|r| r.source_repo.is_dir()) {
+        d.changes.push(
+            Change::new("prune_worktrees")
+                .repo(&r.repo_name)
+                .path(&r.source_repo),
+        );
+    }
+    for r in targets.iter().filter(|r| r.source_repo.is_dir()) {
+        delete::describe_branch(r, &r.repo_name, force, &r.worktree_path, &mut d);
+    }
+    d
 }
 
 /// What would stop a safe removal of `r`.

@@ -14,16 +14,20 @@ use serde::Serialize;
 use crate::action::NextAction;
 use crate::error::{Code, Error, Result};
 use crate::fsx;
+use crate::ops::plan::{self, Change, Described, Fact, PlanDoc, PlanKind};
 use crate::ops::tx::{self, Tx};
 use crate::ops::{Ctx, Outcome, RepoResult, names, resolve};
 use crate::state::journal::{Action, Kind};
 use crate::state::{RepoEntry, Workspace};
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RenameOptions {
     /// The workspace; the one containing the current directory when `None`.
     pub name: Option<String>,
     pub to: String,
+    /// `gw apply`: the plan this rename must match.
+    #[serde(skip)]
+    pub expect: Option<plan::Expect>,
 }
 
 #[derive(Debug, Serialize)]
@@ -141,6 +145,10 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
     after.path = new_path.clone();
     after.repos = moved.clone();
 
+    if let Some(expect) = &opts.expect {
+        let now = describe(&ws, &new_path, &warnings);
+        plan::verify(PlanKind::Rename, expect, &inputs(&ws.name, to), &now)?;
+    }
     let mut tx = Tx::begin(ctx, locks, Kind::Rename, &ws.name, &[to.to_string()])?;
     ctx.events.progress(&format!(
         "moving `{}` to `{}`",
@@ -195,6 +203,105 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
         warnings,
         cwd_moved_to,
     })
+}
+
+fn inputs(name: &str, to: &str) -> serde_json::Value {
+    serde_json::to_value(RenameOptions {
+        name: Some(name.to_string()),
+        to: to.to_string(),
+        expect: None,
+    })
+    .expect("options serialise")
+}
+
+/// `gw plan rename`: validates exactly as `gw rename` does and describes what it would do.
+pub fn plan_doc(ctx: &Ctx<'_>, opts: &RenameOptions) -> Result<PlanDoc> {
+    ctx.config()?;
+    let state = ctx.state()?;
+    let ws = resolve::workspace(&state, opts.name.as_deref(), &ctx.env.cwd)?.clone();
+    let to = opts.to.as_str();
+    names::check_workspace(to)?;
+    if to == ws.name {
+        return Err(Error::usage(format!(
+            "workspace `{to}` already has that name"
+        )));
+    }
+    if state.find(to).is_some() {
+        return Err(exists(
+            to,
+            format!("a workspace named `{to}` already exists"),
+        ));
+    }
+    let parent = ws.path.parent().ok_or_else(|| {
+        Error::internal(format!(
+            "workspace path `{}` has no parent",
+            ws.path.display()
+        ))
+    })?;
+    let new_path = parent.join(to);
+    if fsx::exists(&new_path) {
+        return Err(exists(
+            to,
+            format!("`{}` already exists", new_path.display()),
+        ));
+    }
+    let described = describe(&ws, &new_path, &[]);
+    Ok(plan::document(
+        PlanKind::Rename,
+        inputs(&ws.name, to),
+        described,
+    ))
+}
+
+fn describe(ws: &Workspace, new_path: &Path, warnings: &[String]) -> Described {
+    let mut d = Described {
+        workspace: ws.name.clone(),
+        warnings: warnings.to_vec(),
+        ..Described::default()
+    };
+    d.facts.push(Fact::new(
+        None,
+        "path",
+        if ws.path.is_dir() {
+            "exists"
+        } else {
+            "missing"
+        },
+    ));
+    d.facts.push(Fact::new(
+        None,
+        "new_path",
+        if fsx::exists(new_path) {
+            "exists"
+        } else {
+            "absent"
+        },
+    ));
+    d.changes.push(
+        Change::new("move_directory")
+            .path(&ws.path)
+            .detail(format!("to {}", new_path.display())),
+    );
+    for (old, new) in ws.repos.iter().zip(moved_entries(ws, new_path)) {
+        if old.worktree_path != new.worktree_path && old.source_repo.is_dir() {
+            d.changes.push(
+                Change::new("repair_worktrees")
+                    .repo(&old.repo_name)
+                    .path(&new.worktree_path)
+                    .detail(format!(
+                        "git worktree repair in {}",
+                        old.source_repo.display()
+                    )),
+            );
+        }
+    }
+    d.changes
+        .push(Change::new("update_state_entry").detail(format!(
+            "workspace {} becomes {}",
+            ws.name,
+            new_path.display()
+        )));
+    d
 }
 
 /// The rename's steps. The registrations are first "repaired" at their current paths: a
@@ -268,6 +375,7 @@ mod tests {
                 source: SourceFields::default(),
                 replace: false,
                 force: false,
+                expect: None,
             },
         )
         .unwrap();
@@ -286,6 +394,7 @@ mod tests {
             RenameOptions {
                 name: Some("a".into()),
                 to: "b".into(),
+                expect: None,
             },
         )
         .unwrap_err();
@@ -314,6 +423,7 @@ mod tests {
             RenameOptions {
                 name: Some("a".into()),
                 to: "b".into(),
+                expect: None,
             },
         )
         .unwrap();

@@ -13,6 +13,7 @@ use crate::action::NextAction;
 use crate::error::Result;
 use crate::git::{self, Changes, Head};
 use crate::ops::hooks::Vars;
+use crate::ops::plan::{self, Change, Described, PlanDoc, PlanKind};
 use crate::ops::sync::{self, RepoSync, SyncReport};
 use crate::ops::tx::{self, Tx};
 use crate::ops::{Ctx, Outcome, resolve};
@@ -20,11 +21,14 @@ use crate::parallel;
 use crate::state::RepoEntry;
 use crate::state::journal::{Action, Kind};
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ResetOptions {
     pub name: Option<String>,
     /// Discard changes to tracked files that would block switching back.
     pub discard: bool,
+    /// `gw apply`: the plan this reset must match.
+    #[serde(skip)]
+    pub expect: Option<plan::Expect>,
 }
 
 /// Same shape as sync's report: `{workspace, path, branch, repos, count}`.
@@ -60,6 +64,17 @@ pub fn reset(ctx: &Ctx<'_>, opts: ResetOptions) -> Result<ResetReport> {
     let locks = tx::lock_workspaces(ctx, &[&name])?;
     let ws = resolve::by_name(&ctx.state()?, &name)?.clone();
     let plans = parallel::map(&ws.repos, |r| plan(&ws.name, r, opts.discard));
+    let mut mode = sync::Mode::REAL;
+    if let Some(expect) = &opts.expect {
+        let now = describe(&ws, &plans);
+        plan::verify(
+            PlanKind::Reset,
+            expect,
+            &inputs(&ws.name, opts.discard),
+            &now,
+        )?;
+        mode.fetch = false;
+    }
 
     // Switch the wandered worktrees back, in one journaled transaction.
     let mut switched: Vec<Switched> = ws.repos.iter().map(|_| None).collect();
@@ -121,8 +136,89 @@ pub fn reset(ctx: &Ctx<'_>, opts: ResetOptions) -> Result<ResetReport> {
         .zip(&switched)
         .map(|((r, p), s)| (r, p, s))
         .collect();
-    let repos = parallel::map(&items, |(r, p, s)| finish(ctx, r, p, s, &vars));
+    let repos = parallel::map(&items, |(r, p, s)| finish(ctx, r, p, s, &vars, mode));
     Ok(ResetReport(sync::report(&ws, repos, "reset")))
+}
+
+fn inputs(name: &str, discard: bool) -> serde_json::Value {
+    serde_json::to_value(ResetOptions {
+        name: Some(name.to_string()),
+        discard,
+        expect: None,
+    })
+    .expect("options serialise")
+}
+
+/// `gw plan reset`: decides per repository exactly as `gw reset` does and describes it.
+/// (Unlike the sync that follows a reset, the plan does not fetch: what a sync would do
+/// after the switch is described as `sync`.)
+pub fn plan_doc(ctx: &Ctx<'_>, opts: &ResetOptions) -> Result<PlanDoc> {
+    ctx.config()?;
+    let ws = resolve::workspace(&ctx.state()?, opts.name.as_deref(), &ctx.env.cwd)?.clone();
+    let plans = parallel::map(&ws.repos, |r| plan(&ws.name, r, opts.discard));
+    let described = describe(&ws, &plans);
+    Ok(plan::document(
+        PlanKind::Reset,
+        inputs(&ws.name, opts.discard),
+        described,
+    ))
+}
+
+fn describe(ws: &crate::state::Workspace, plans: &[Plan]) -> Described {
+    let mut d = Described {
+        workspace: ws.name.clone(),
+        ..Described::default()
+    };
+    for (r, p) in ws.repos.iter().zip(plans) {
+        sync::worktree_facts(r, &mut d);
+        match p {
+            Plan::Done(out) => d.changes.push(
+                Change::new("skip").repo(&r.repo_name).detail(
+                    out.result
+                        .detail
+                        .clone()
+                        .unwrap_or_else(|| out.outcome().as_str().to_string()),
+                ),
+            ),
+            Plan::Sync => d.changes.push(
+                Change::new("sync")
+                    .repo(&r.repo_name)
+                    .branch(&r.branch)
+                    .detail("rebase onto its base when behind"),
+            ),
+            Plan::Switch { from, discard, .. } => {
+                if *discard {
+                    d.changes.push(
+                        Change::new("discard_changes")
+                            .repo(&r.repo_name)
+                            .path(&r.worktree_path)
+                            .destructive(true)
+                            .detail("changes to tracked files are thrown away"),
+                    );
+                    d.warnings.push(format!(
+                        "{}: uncommitted changes to tracked files would be destroyed",
+                        r.repo_name
+                    ));
+                }
+                d.changes.push(
+                    Change::new("switch_branch")
+                        .repo(&r.repo_name)
+                        .branch(&r.branch)
+                        .detail(format!(
+                            "from {}",
+                            from.as_deref().unwrap_or("a detached HEAD")
+                        )),
+                );
+                d.changes.push(
+                    Change::new("sync")
+                        .repo(&r.repo_name)
+                        .branch(&r.branch)
+                        .detail("rebase onto its base when behind"),
+                );
+            }
+        }
+    }
+    d
 }
 
 fn plan(ws: &str, r: &RepoEntry, discard: bool) -> Plan {
@@ -190,11 +286,18 @@ fn plan(ws: &str, r: &RepoEntry, discard: bool) -> Plan {
 }
 
 /// The repository's outcome: its plan carried out, then synced when on its branch.
-fn finish(ctx: &Ctx<'_>, r: &RepoEntry, plan: &Plan, switched: &Switched, vars: &Vars) -> RepoSync {
+fn finish(
+    ctx: &Ctx<'_>,
+    r: &RepoEntry,
+    plan: &Plan,
+    switched: &Switched,
+    vars: &Vars,
+    mode: sync::Mode,
+) -> RepoSync {
     match plan {
         Plan::Done(out) => (**out).clone(),
         Plan::Sync => {
-            let mut synced = sync::sync_repo(ctx, r, vars);
+            let mut synced = sync::sync_repo(ctx, r, vars, mode);
             if matches!(synced.outcome(), Outcome::Rebased | Outcome::UpToDate) {
                 synced.result.outcome = Outcome::Ready;
             }
@@ -218,7 +321,7 @@ fn finish(ctx: &Ctx<'_>, r: &RepoEntry, plan: &Plan, switched: &Switched, vars: 
                 );
                 return out;
             }
-            let mut synced = sync::sync_repo(ctx, r, vars);
+            let mut synced = sync::sync_repo(ctx, r, vars, mode);
             synced.switched_from = Some(from.clone());
             let sync_detail = synced.result.detail.take().unwrap_or_default();
             match synced.outcome() {

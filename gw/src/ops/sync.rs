@@ -17,16 +17,37 @@ use crate::config::RepoConfig;
 use crate::error::{Code, Error, Result};
 use crate::git::{self, Rebase};
 use crate::ops::hooks::{self, Vars};
+use crate::ops::plan::{self, Change, Described, Fact, PlanDoc, PlanKind};
 use crate::ops::tx;
 use crate::ops::{Ctx, Outcome, RepoResult, resolve};
 use crate::parallel;
 use crate::proc::shell_quote;
 use crate::state::{RepoEntry, Workspace};
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SyncOptions {
     /// The workspace; the one containing the current directory when `None`.
     pub name: Option<String>,
+    /// `gw apply`: the plan this sync must match.
+    #[serde(skip)]
+    pub expect: Option<plan::Expect>,
+}
+
+/// How far `sync_repo` goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mode {
+    /// Fetch the source repository first.
+    pub fetch: bool,
+    /// Decide only: report `rebased` for a repository that would be rebased, without
+    /// running hooks or git.
+    pub dry: bool,
+}
+
+impl Mode {
+    pub const REAL: Mode = Mode {
+        fetch: true,
+        dry: false,
+    };
 }
 
 /// One repository's sync (also used by `gw reset`): `{repo, outcome, branch, path,
@@ -143,8 +164,120 @@ pub fn sync(ctx: &Ctx<'_>, opts: SyncOptions) -> Result<SyncReport> {
         ws.repos.len(),
         ws.name
     ));
-    let repos = parallel::map(&ws.repos, |r| sync_repo(ctx, r, &vars));
+    let mut mode = Mode::REAL;
+    if let Some(expect) = &opts.expect {
+        let now = describe(ctx, &ws);
+        plan::verify(PlanKind::Sync, expect, &inputs(&ws.name), &now)?;
+        // The plan's check fetched already; rebase onto exactly what was checked.
+        mode.fetch = false;
+    }
+    let repos = parallel::map(&ws.repos, |r| sync_repo(ctx, r, &vars, mode));
     Ok(report(&ws, repos, "sync"))
+}
+
+fn inputs(name: &str) -> serde_json::Value {
+    serde_json::to_value(SyncOptions {
+        name: Some(name.to_string()),
+        expect: None,
+    })
+    .expect("options serialise")
+}
+
+/// `gw plan sync`: fetches and decides per repository exactly as `gw sync` does, and
+/// describes what it would do.
+pub fn plan_doc(ctx: &Ctx<'_>, opts: &SyncOptions) -> Result<PlanDoc> {
+    ctx.config()?;
+    let ws = resolve::workspace(&ctx.state()?, opts.name.as_deref(), &ctx.env.cwd)?.clone();
+    let described = describe(ctx, &ws);
+    Ok(plan::document(PlanKind::Sync, inputs(&ws.name), described))
+}
+
+fn describe(ctx: &Ctx<'_>, ws: &Workspace) -> Described {
+    let vars = Vars::of(ws);
+    let decided = parallel::map(&ws.repos, |r| {
+        sync_repo(
+            ctx,
+            r,
+            &vars,
+            Mode {
+                fetch: true,
+                dry: true,
+            },
+        )
+    });
+    let mut d = Described {
+        workspace: ws.name.clone(),
+        ..Described::default()
+    };
+    for (r, s) in ws.repos.iter().zip(&decided) {
+        worktree_facts(r, &mut d);
+        d.warnings.extend(s.warnings.iter().cloned());
+        let change = match s.outcome() {
+            Outcome::Rebased => Change::new("rebase")
+                .repo(&r.repo_name)
+                .branch(&s.result.branch)
+                .path(&r.worktree_path)
+                .detail(format!(
+                    "onto {} ({} new commits)",
+                    s.base.as_deref().unwrap_or("?"),
+                    s.commits.unwrap_or(0)
+                )),
+            other => Change::new("skip").repo(&r.repo_name).detail(
+                s.result
+                    .detail
+                    .clone()
+                    .unwrap_or_else(|| other.as_str().to_string()),
+            ),
+        };
+        d.changes.push(change);
+    }
+    d
+}
+
+/// The facts a sync or reset of `r` depends on: HEAD, the branch checked out, uncommitted
+/// changes, and where the base is.
+pub(crate) fn worktree_facts(r: &RepoEntry, d: &mut Described) {
+    let label = Some(r.repo_name.as_str());
+    let Ok(repo) = git::Repo::open(&r.worktree_path) else {
+        d.facts.push(Fact::new(label, "worktree", "missing"));
+        return;
+    };
+    let head = repo.head().unwrap_or_default();
+    d.facts.push(Fact::new(
+        label,
+        "head",
+        head.oid.unwrap_or_else(|| "(none)".into()),
+    ));
+    d.facts.push(Fact::new(
+        label,
+        "checked_out",
+        head.branch.unwrap_or_else(|| "(detached)".into()),
+    ));
+    let changes = repo.changes().map(|c| {
+        if c.is_clean() {
+            "(none)".to_string()
+        } else {
+            c.short()
+        }
+    });
+    d.facts.push(Fact::new(
+        label,
+        "changes",
+        changes.unwrap_or_else(|e| format!("unreadable: {e}")),
+    ));
+    let configured = RepoConfig::load(&r.source_repo)
+        .ok()
+        .and_then(|c| c.base_branch);
+    if let Some(base) = repo.resolve_base(configured.as_deref()) {
+        d.facts
+            .push(Fact::new(label, format!("base {}", base.name), base.oid));
+    }
+    d.facts.push(Fact::new(
+        label,
+        format!("branch {}", r.branch),
+        repo.local_branch(&r.branch)
+            .unwrap_or_else(|| "absent".into()),
+    ));
 }
 
 /// Builds the report of a sync or reset: warnings for skipped repositories and, when any
@@ -237,7 +370,7 @@ fn failure(ws: &Workspace, repos: &[RepoSync], command: &str) -> Option<Error> {
 
 /// Syncs one worktree. Never panics and never returns an error: everything that goes wrong
 /// is this repository's outcome.
-pub fn sync_repo(ctx: &Ctx<'_>, r: &RepoEntry, vars: &Vars) -> RepoSync {
+pub fn sync_repo(ctx: &Ctx<'_>, r: &RepoEntry, vars: &Vars, mode: Mode) -> RepoSync {
     let mut out = RepoSync::new(r);
     let name = r.repo_name.as_str();
     if !r.worktree_path.is_dir() {
@@ -252,7 +385,7 @@ pub fn sync_repo(ctx: &Ctx<'_>, r: &RepoEntry, vars: &Vars) -> RepoSync {
         .ok()
         .and_then(|s| s.origin_url())
         .is_some();
-    if has_origin {
+    if has_origin && mode.fetch {
         ctx.events.progress(&format!("fetching {name}"));
         // Fetch writes refs; serialise with other gw processes working in this repository.
         let fetched = tx::repo_lock(ctx, &r.source_repo)
@@ -325,6 +458,13 @@ pub fn sync_repo(ctx: &Ctx<'_>, r: &RepoEntry, vars: &Vars) -> RepoSync {
     if behind == 0 {
         out.commits = Some(0);
         return out.done(Outcome::UpToDate, format!("up to date with {}", base.name));
+    }
+    if mode.dry {
+        out.commits = Some(behind);
+        return out.done(
+            Outcome::Rebased,
+            format!("would rebase onto {} ({behind} new commits)", base.name),
+        );
     }
 
     if let Err(f) =

@@ -72,6 +72,7 @@ pub fn prune(ctx: &Ctx<'_>, a: PruneArgs) -> CmdResult {
                 PruneOptions {
                     min_age: a.min_age,
                     yes: a.yes,
+                    expect: None,
                 },
             )?,
             a.data.format(),

@@ -57,24 +57,30 @@ pub struct RenameArgs {
     pub to: String,
 }
 
+pub fn sync_options(a: SyncArgs) -> SyncOptions {
+    SyncOptions {
+        name: a.name,
+        expect: None,
+    }
+}
+
 pub fn sync(ctx: &Ctx<'_>, a: SyncArgs) -> CmdResult {
-    Ok(Out::new(ops::sync::sync(
-        ctx,
-        SyncOptions { name: a.name },
-    )?))
+    Ok(Out::new(ops::sync::sync(ctx, sync_options(a))?))
+}
+
+pub fn reset_options(a: ResetArgs) -> ResetOptions {
+    ResetOptions {
+        name: a.name,
+        discard: a.discard,
+        expect: None,
+    }
 }
 
 pub fn reset(ctx: &Ctx<'_>, a: ResetArgs) -> CmdResult {
-    Ok(Out::new(ops::reset::reset(
-        ctx,
-        ResetOptions {
-            name: a.name,
-            discard: a.discard,
-        },
-    )?))
+    Ok(Out::new(ops::reset::reset(ctx, reset_options(a))?))
 }
 
-pub fn add_repo(ctx: &Ctx<'_>, a: AddRepoArgs, ui: Ui) -> CmdResult {
+pub fn add_repo_options(ctx: &Ctx<'_>, a: AddRepoArgs, ui: Ui) -> Result<AddRepoOptions, Error> {
     let repos = if !a.repos.is_empty() {
         a.repos
     } else if ui.interactive {
@@ -82,16 +88,18 @@ pub fn add_repo(ctx: &Ctx<'_>, a: AddRepoArgs, ui: Ui) -> CmdResult {
     } else {
         return Err(missing("the repositories to add", "--repos/-r"));
     };
-    Ok(Out::new(ops::add_repo::add_repo(
-        ctx,
-        AddRepoOptions {
-            name: a.name,
-            repos,
-        },
-    )?))
+    Ok(AddRepoOptions {
+        name: a.name,
+        repos,
+        expect: None,
+    })
 }
 
-/// Repositories grove knows that are not in the workspace yet.
+pub fn add_repo(ctx: &Ctx<'_>, a: AddRepoArgs, ui: Ui) -> CmdResult {
+    let opts = add_repo_options(ctx, a, ui)?;
+    Ok(Out::new(ops::add_repo::add_repo(ctx, opts)?))
+}
+
 fn pick_repos_to_add(ctx: &Ctx<'_>, name: Option<&str>) -> Result<Vec<String>, Error> {
     let state = ctx.state()?;
     let ws = ops::resolve::workspace(&state, name, &ctx.env.cwd)?;
@@ -112,7 +120,11 @@ fn pick_repos_to_add(ctx: &Ctx<'_>, name: Option<&str>) -> Result<Vec<String>, E
     Ok(chosen.into_iter().map(|i| names[i].clone()).collect())
 }
 
-pub fn remove_repo(ctx: &Ctx<'_>, a: RemoveRepoArgs, ui: Ui) -> CmdResult {
+pub fn remove_repo_options(
+    ctx: &Ctx<'_>,
+    a: RemoveRepoArgs,
+    ui: Ui,
+) -> Result<RemoveRepoOptions, Error> {
     let repos = if !a.repos.is_empty() {
         a.repos
     } else if ui.interactive {
@@ -132,22 +144,27 @@ pub fn remove_repo(ctx: &Ctx<'_>, a: RemoveRepoArgs, ui: Ui) -> CmdResult {
     } else {
         return Err(missing("the repositories to remove", "--repos/-r"));
     };
-    Ok(Out::new(ops::remove_repo::remove_repo(
-        ctx,
-        RemoveRepoOptions {
-            name: a.name,
-            repos,
-            force: a.force,
-        },
-    )?))
+    Ok(RemoveRepoOptions {
+        name: a.name,
+        repos,
+        force: a.force,
+        expect: None,
+    })
+}
+
+pub fn remove_repo(ctx: &Ctx<'_>, a: RemoveRepoArgs, ui: Ui) -> CmdResult {
+    let opts = remove_repo_options(ctx, a, ui)?;
+    Ok(Out::new(ops::remove_repo::remove_repo(ctx, opts)?))
+}
+
+pub fn rename_options(a: RenameArgs) -> RenameOptions {
+    RenameOptions {
+        name: a.name,
+        to: a.to,
+        expect: None,
+    }
 }
 
 pub fn rename(ctx: &Ctx<'_>, a: RenameArgs) -> CmdResult {
-    Ok(Out::new(ops::rename::rename(
-        ctx,
-        RenameOptions {
-            name: a.name,
-            to: a.to,
-        },
-    )?))
+    Ok(Out::new(ops::rename::rename(ctx, rename_options(a))?))
 }

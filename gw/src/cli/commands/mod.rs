@@ -2,6 +2,7 @@
 
 pub mod cleanup;
 pub mod daily;
+pub mod plan;
 pub mod plugin;
 pub mod run;
 pub mod setup;
@@ -21,6 +22,8 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
         Command::Repos(a) => setup::repos(ctx, a),
         Command::Create(a) => workspace::create(ctx, a, ui),
         Command::Context(a) => workspace::context(ctx, a),
+        Command::Plan(a) => plan::plan(ctx, a, ui),
+        Command::Apply(a) => plan::apply(ctx, a),
         Command::List(a) => workspace::list(ctx, a),
         Command::Ws(ws) => match ws.command {
             WsCommand::List(a) => workspace::list(ctx, a),

@@ -21,8 +21,12 @@ pub struct CreateArgs {
     #[arg(short, long)]
     pub branch: Option<String>,
     /// Repositories, comma-separated: names or git URLs (URLs are cloned into the first repo dir)
-    #[arg(short, long, value_delimiter = ',', conflicts_with_all = ["preset", "all"])]
+    #[arg(short, long, value_delimiter = ',', conflicts_with_all = ["preset", "all", "file"])]
     pub repos: Vec<String>,
+    /// A blueprint file naming the repositories (and optionally per-repo base branch and
+    /// track mode, a default name and source fields)
+    #[arg(short = 'f', long, value_name = "FILE", conflicts_with_all = ["preset", "all"])]
+    pub file: Option<std::path::PathBuf>,
     /// Use the repositories of a preset
     #[arg(short, long, conflicts_with = "all")]
     pub preset: Option<String>,
@@ -128,13 +132,17 @@ pub struct DeleteArgs {
     pub force: bool,
 }
 
-pub fn create(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> CmdResult {
+/// Turns `gw create` arguments into options, asking for what is missing when a person is
+/// there (shared with `gw plan create`, which never asks).
+pub fn create_options(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> Result<CreateOptions, Error> {
     let branch = match a.branch {
         Some(b) => b,
         None if ui.interactive => pick::text("Branch", a.name.as_deref().unwrap_or(""))?,
         None => return Err(missing("a branch", "--branch/-b")),
     };
-    let selection = if let Some(p) = a.preset {
+    let selection = if let Some(f) = a.file {
+        Selection::Blueprint(ops::blueprint::load(&ctx.env.resolve_path(&f))?)
+    } else if let Some(p) = a.preset {
         Selection::Preset(p)
     } else if a.all {
         Selection::All
@@ -145,7 +153,7 @@ pub fn create(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> CmdResult {
     } else {
         return Err(missing(
             "the repositories",
-            "--repos/-r, --preset/-p or --all",
+            "--repos/-r, --preset/-p, --file/-f or --all",
         ));
     };
     if a.replace && !a.force {
@@ -157,7 +165,7 @@ pub fn create(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> CmdResult {
             return Err(Error::new(Code::Cancelled, "cancelled"));
         }
     }
-    let opts = CreateOptions {
+    Ok(CreateOptions {
         name: a.name,
         branch,
         selection,
@@ -170,7 +178,12 @@ pub fn create(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> CmdResult {
         },
         replace: a.replace,
         force: a.force,
-    };
+        expect: None,
+    })
+}
+
+pub fn create(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> CmdResult {
+    let opts = create_options(ctx, a, ui)?;
     let report = ops::create::create(ctx, opts)?;
     if let Some(cd) = ctx.env.cd_file.as_deref().filter(|_| !ui.machine) {
         // The shell wrapper cds here afterwards; failing to tell it is not worth failing for.
@@ -318,7 +331,8 @@ fn pick_workspace(ctx: &Ctx<'_>, ui: Ui) -> Result<String, Error> {
         .clone())
 }
 
-pub fn delete(ctx: &Ctx<'_>, a: DeleteArgs, ui: Ui) -> CmdResult {
+/// Turns `gw delete` arguments into options (shared with `gw plan delete`).
+pub fn delete_options(ctx: &Ctx<'_>, a: DeleteArgs, ui: Ui) -> Result<DeleteOptions, Error> {
     if a.yes && !a.stdin {
         return Err(Error::usage("--yes only confirms names read with --stdin")
             .with_fix("Drop --yes, or add --stdin"));
@@ -366,11 +380,14 @@ pub fn delete(ctx: &Ctx<'_>, a: DeleteArgs, ui: Ui) -> CmdResult {
             .map(|i| names[i].clone())
             .collect()
     };
-    Ok(Out::new(ops::delete::delete(
-        ctx,
-        DeleteOptions {
-            names,
-            force: a.force,
-        },
-    )?))
+    Ok(DeleteOptions {
+        names,
+        force: a.force,
+        expect: None,
+    })
+}
+
+pub fn delete(ctx: &Ctx<'_>, a: DeleteArgs, ui: Ui) -> CmdResult {
+    let opts = delete_options(ctx, a, ui)?;
+    Ok(Out::new(ops::delete::delete(ctx, opts)?))
 }

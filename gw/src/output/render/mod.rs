@@ -78,3 +78,70 @@ impl Render for Script {
 pub struct Help {
     pub help: String,
 }
+
+/// `gw plan`'s output: the plan document, and where it was saved.
+pub struct Planned {
+    pub doc: crate::ops::plan::PlanDoc,
+    pub saved: Option<std::path::PathBuf>,
+}
+
+impl Render for Planned {
+    fn result(&self) -> Json {
+        value(&self.doc)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        let d = &self.doc;
+        let title = format!("Plan: {} {}", d.kind.command(), d.workspace);
+        p.line(&p.paint(super::Role::Header, &title))?;
+        for (i, c) in d.changes.iter().enumerate() {
+            let mut line = format!("{:>3}. {}", i + 1, c.action);
+            for part in [
+                c.repo.clone(),
+                c.branch.clone(),
+                c.path.as_ref().map(|x| x.display().to_string()),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                line.push_str("  ");
+                line.push_str(&part);
+            }
+            if let Some(detail) = &c.detail {
+                line.push_str(&format!("  ({detail})"));
+            }
+            if c.destructive {
+                line = format!("{line}  {}", p.paint(super::Role::Error, "[DESTRUCTIVE]"));
+            }
+            p.line(&line)?;
+        }
+        if d.changes.is_empty() {
+            p.line("  nothing to do")?;
+        }
+        if !d.warnings.is_empty() {
+            p.line("Warnings:")?;
+            for w in &d.warnings {
+                p.line(&format!("  - {w}"))?;
+            }
+        }
+        p.line(&format!("Fingerprint: {}", d.fingerprint))?;
+        match &self.saved {
+            Some(path) => p.line(&format!("Saved to {}; apply with `gw apply {}`", path.display(), path.display())),
+            None => p.line("Save it with `gw plan --out plan.json …` (or `--format json`), then `gw apply plan.json`"),
+        }
+    }
+    fn next_actions(&self) -> Vec<crate::action::NextAction> {
+        let Some(path) = &self.saved else {
+            return Vec::new();
+        };
+        let effect = if self.doc.destructive {
+            crate::action::Effect::Destructive
+        } else {
+            crate::action::Effect::Write
+        };
+        vec![crate::action::NextAction::new(
+            effect,
+            "Apply this plan (refused if anything it depends on has changed)",
+            &["gw", "apply", &path.to_string_lossy(), "--format", "json"],
+        )]
+    }
+}
