@@ -3,9 +3,11 @@
 //! - `cargo xtask ci`   formatting, clippy and every test (what `.ci/run` runs)
 //! - `cargo xtask e2e`  the end-to-end suite against the release binary
 //! - `cargo xtask demo` a guided tour on three sample repositories
+//! - `cargo xtask size` release binary size by crate, optionally against another revision
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
 
 mod demo;
+mod size;
 mod util;
 
 use std::process::ExitCode;
@@ -16,6 +18,7 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("e2e") => e2e(&args[1..]),
         Some("demo") => demo::run(),
+        Some("size") => size::run(&args[1..]),
         Some("-h" | "--help") | None => {
             println!("{}", USAGE);
             Ok(())
@@ -36,7 +39,8 @@ const USAGE: &str = "usage: cargo xtask <task>
 tasks:
   ci      cargo fmt --check, clippy -D warnings, the unit and e2e tests
   e2e     build the release gw and run the e2e suite against it
-  demo    walk a workspace through its lifecycle on three sample repositories";
+  demo    walk a workspace through its lifecycle on three sample repositories
+  size    release binary size by crate into size-reports/ (--label L, --baseline REV)";
 
 fn ci() -> Result<(), String> {
     let root = util::project_root();
