@@ -16,7 +16,6 @@ pub mod fsx;
 pub mod git;
 pub mod home;
 pub mod lock;
-pub mod mcp;
 pub mod ops;
 pub mod output;
 pub mod parallel;

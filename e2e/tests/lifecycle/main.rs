@@ -1,7 +1,6 @@
 //! End-to-end scenarios: the real `gw` against temporary repositories.
 #![allow(clippy::disallowed_methods)]
 
-mod mcp_legacy;
 mod smoke;
 
 /// Every file in this directory is declared above, so none is silently skipped.

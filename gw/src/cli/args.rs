@@ -64,9 +64,6 @@ pub enum Command {
     Preset(PresetArgs),
     /// Print a shell completion script
     Completions(CompletionsArgs),
-    /// Serve the MCP protocol on stdio for a workspace's agents
-    #[command(hide = true)]
-    McpServe(super::commands::mcp::McpServeArgs),
 }
 
 /// The Go grove's data output flags, kept for existing scripts.

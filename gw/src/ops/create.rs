@@ -205,12 +205,6 @@ pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
     })?;
     report.replaced = replacing.map(|w| w.name);
     report.warnings.splice(0..0, warnings);
-    // The Go grove ≤ 1.1.11 registered its MCP server for every new workspace.
-    if let Err(e) = crate::mcp::config::write(&report.path, &report.name) {
-        report
-            .warnings
-            .push(format!("could not write .mcp.json: {e}"));
-    }
     let ws = Workspace {
         name: report.name.clone(),
         path: report.path.clone(),

@@ -221,8 +221,6 @@ fn stray_files(ws: &Workspace) -> Vec<String> {
     let mut out: Vec<String> = entries
         .filter_map(|e| e.ok())
         .filter(|e| !ws.repos.iter().any(|r| r.worktree_path == e.path()))
-        // `gw create` wrote it; removing the workspace removes grove's entry from it.
-        .filter(|e| e.file_name() != crate::mcp::config::FILE)
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     out.sort();
@@ -321,9 +319,6 @@ fn delete_one(
         repos.push(result);
     }
     let all_removed = removed_names.len() == ws.repos.len();
-    if all_removed && let Err(e) = crate::mcp::config::remove(&ws.path) {
-        warnings.push(format!("could not update .mcp.json: {e}"));
-    }
     if all_removed && force {
         fsx::remove_dir_all(&ws.path)?;
     } else if all_removed && !fsx::remove_empty_dir(&ws.path) && ws.path.exists() {

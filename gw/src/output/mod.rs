@@ -226,12 +226,6 @@ fn finish(p: &mut Printer, result: io::Result<()>) {
     }
 }
 
-/// The process's stdin and stdout for `gw mcp-serve`, whose stdout is the JSON-RPC stream
-/// itself: the one deliberate exception to "a command's stdout is its report".
-pub fn protocol_stdio() -> (io::StdinLock<'static>, io::Stdout) {
-    (io::stdin().lock(), io::stdout())
-}
-
 /// Writes help or version text (clap's own) to stdout in text mode, or as an envelope.
 pub fn emit_help(p: &mut Printer, text: &str) -> u8 {
     let result = match p.mode {

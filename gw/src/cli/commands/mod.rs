@@ -1,6 +1,5 @@
 //! One function per command: arguments → options → one operation → a report.
 
-pub mod mcp;
 pub mod setup;
 pub mod workspace;
 
@@ -34,6 +33,5 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
             PresetCommand::Remove(a) => setup::preset_remove(ctx, a, ui),
         },
         Command::Completions(a) => setup::completions(a),
-        Command::McpServe(a) => mcp::serve(ctx, a),
     }
 }
