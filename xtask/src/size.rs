@@ -71,17 +71,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let target_dir = target_dir(&root)?;
     let toolchain = toolchain()?;
 
-    let before = match &opts.baseline {
-        Some(rev) => Some(measure_rev(&root, rev, &target_dir)?),
-        None => None,
-    };
-
+    // The working tree first: it is what was asked for, and editing it while the slower
+    // baseline builds must not change what is recorded.
     util::step("measuring the working tree");
     let commit = git(&root, &["rev-parse", "HEAD"])?;
     let dirty = is_dirty(&root)?;
     let after = measure(&root, &target_dir, &target_dir.join("size").join("symbols"))?;
+    let before = match &opts.baseline {
+        Some(rev) => Some(measure_rev(&root, rev, &target_dir)?),
+        None => None,
+    };
     let label = opts.label.clone().or_else(|| {
-        before.is_none().then(|| {
+        opts.baseline.is_none().then(|| {
             let short = &commit[..commit.len().min(10)];
             if dirty {
                 format!("{short}-dirty")
