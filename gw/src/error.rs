@@ -24,6 +24,7 @@ pub enum Code {
     WorkspaceExists,
     WorktreeExists,
     WorktreeDirty,
+    StateChanged,
     NotInitialized,
     GitFailed,
     HookFailed,
@@ -45,6 +46,7 @@ impl Code {
         Code::WorkspaceExists,
         Code::WorktreeExists,
         Code::WorktreeDirty,
+        Code::StateChanged,
         Code::NotInitialized,
         Code::GitFailed,
         Code::HookFailed,
@@ -63,7 +65,10 @@ impl Code {
             | Code::RepoNotFound
             | Code::PresetNotFound
             | Code::NoWorkspaces => 3,
-            Code::WorkspaceExists | Code::WorktreeExists | Code::WorktreeDirty => 4,
+            Code::WorkspaceExists
+            | Code::WorktreeExists
+            | Code::WorktreeDirty
+            | Code::StateChanged => 4,
             Code::NotInitialized | Code::GitFailed | Code::HookFailed | Code::CorruptState => 5,
             Code::PermissionDenied => 6,
             Code::Transient => 7,
@@ -82,6 +87,7 @@ impl Code {
             Code::WorkspaceExists => "WORKSPACE_EXISTS",
             Code::WorktreeExists => "WORKTREE_EXISTS",
             Code::WorktreeDirty => "WORKTREE_DIRTY",
+            Code::StateChanged => "STATE_CHANGED",
             Code::NotInitialized => "NOT_INITIALIZED",
             Code::GitFailed => "GIT_FAILED",
             Code::HookFailed => "HOOK_FAILED",

@@ -8,7 +8,9 @@ mod read;
 pub mod url;
 mod write;
 
-pub use read::{Base, Changes, Head, Repo, WorktreeInfo, WorktreeStatus, worktree_status};
+pub use read::{
+    Base, Changes, Head, Repo, WorktreeInfo, WorktreeStatus, is_tracked, worktree_status,
+};
 pub use write::*;
 
 use std::path::{Path, PathBuf};
