@@ -68,12 +68,17 @@ fn e2e(extra: &[String]) -> Result<(), String> {
     let root = util::project_root();
     util::step("cargo build --release -p gw");
     let bin = util::build_release(&root, "gw")?;
+    util::step("cargo build --release -p migrate");
+    let migrate = util::build_release(&root, "gw-migrate")?;
     util::step(&format!("e2e suite against {}", bin.display()));
     let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
     util::test_with_env(
         &root,
         &["-p", "e2e"],
         &extra,
-        &[("GW_BIN", bin.to_str().ok_or("non-UTF-8 path")?)],
+        &[
+            ("GW_BIN", bin.to_str().ok_or("non-UTF-8 path")?),
+            ("GW_MIGRATE_BIN", migrate.to_str().ok_or("non-UTF-8 path")?),
+        ],
     )
 }

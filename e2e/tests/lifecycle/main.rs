@@ -1,6 +1,7 @@
 //! End-to-end scenarios: the real `gw` against temporary repositories.
 #![allow(clippy::disallowed_methods)]
 
+mod migrate;
 mod smoke;
 
 /// Every file in this directory is declared above, so none is silently skipped.

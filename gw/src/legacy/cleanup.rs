@@ -110,6 +110,9 @@ pub struct Item {
     pub sha256: Option<String>,
     #[serde(skip)]
     edited: Option<Vec<u8>>,
+    /// The error behind a `failed` status.
+    #[serde(skip)]
+    pub error: Option<Error>,
 }
 
 impl Item {
@@ -126,6 +129,7 @@ impl Item {
             detail: None,
             sha256: None,
             edited: None,
+            error: None,
         }
     }
 
@@ -473,6 +477,7 @@ pub fn apply(home: &GroveHome, plan: &mut Plan) -> Result<Option<Backup>, Error>
                     item.status = Status::Failed;
                     item.reason = Some("io_error");
                     item.detail = Some(format!("done, but the manifest was not saved: {e}"));
+                    item.error = Some(e.into());
                 }
             }
             Err(Outcome::Changed) => {
@@ -484,6 +489,7 @@ pub fn apply(home: &GroveHome, plan: &mut Plan) -> Result<Option<Backup>, Error>
                 item.status = Status::Failed;
                 item.reason = Some("io_error");
                 item.detail = Some(e.to_string());
+                item.error = Some(e.into());
             }
         }
     }
