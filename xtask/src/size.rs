@@ -523,7 +523,8 @@ fn markdown(rev: &str, before: &Measured, after: &Measured) -> String {
             .collect();
         let delta = |x: Option<u64>, y: Option<u64>| y.unwrap_or(0) as i64 - x.unwrap_or(0) as i64;
         changed.sort_by_key(|(c, x, y)| (-(delta(*x, *y).abs()), (*c).clone()));
-        let unchanged = cb.len().max(ca.len()).saturating_sub(changed.len());
+        let union = cb.keys().chain(ca.keys()).collect::<HashSet<_>>().len();
+        let unchanged = union - changed.len();
         s += "\nText section by crate (crates whose size changed, largest change first):\n\n";
         s += "| crate | before | after | Δ bytes | Δ % |\n|---|---:|---:|---:|---:|\n";
         for (c, x, y) in &changed {
@@ -531,6 +532,7 @@ fn markdown(rev: &str, before: &Measured, after: &Measured) -> String {
         }
         s += &format!("\n{unchanged} other crates are unchanged.\n");
     }
+    s += &format!("\nProduced by `cargo xtask size --baseline {rev}`.\n");
     s
 }
 
