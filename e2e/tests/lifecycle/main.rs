@@ -3,6 +3,7 @@
 
 mod migrate;
 mod smoke;
+mod upgrade;
 
 /// Every file in this directory is declared above, so none is silently skipped.
 #[test]
