@@ -99,7 +99,7 @@ pub struct Item {
     pub status: Status,
     /// Why the file is skipped or failed: `foreign_entry`, `invalid_json`,
     /// `root_not_object`, `servers_not_object`, `duplicate_keys`, `tracked`,
-    /// `symlink_outside_roots`, `dangling_symlink`, `not_sqlite`, `not_regular_file`,
+    /// `symlink_outside_roots`, `not_sqlite`, `not_regular_file`,
     /// `unreadable`, `changed_since_scan`, `io_error`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<&'static str>,
@@ -223,32 +223,17 @@ pub fn scan(home: &GroveHome, scope: &Scope<'_>) -> Plan {
         let mut item = Item::new(path.clone(), Kind::McpJson);
         item.workspace = workspace;
         item.repo = repo;
+        let mut outside = false;
         if meta.file_type().is_symlink() {
-            match fs::canonicalize(&path) {
-                Err(e) => {
-                    if seen.insert(path.clone()) {
-                        plan.items
-                            .push(item.skip("dangling_symlink", Some(e.to_string())));
-                    }
-                    continue;
-                }
-                Ok(target) => {
-                    if !seen.insert(target.clone()) {
-                        continue;
-                    }
-                    if !inside.iter().any(|r| target.starts_with(r)) {
-                        let detail = format!(
-                            "points to `{}`, outside the scanned directories",
-                            target.display()
-                        );
-                        item.target = Some(target);
-                        plan.items
-                            .push(item.skip("symlink_outside_roots", Some(detail)));
-                        continue;
-                    }
-                    item.target = Some(target);
-                }
+            // A dangling link has nothing of grove's in it.
+            let Ok(target) = fs::canonicalize(&path) else {
+                continue;
+            };
+            if !seen.insert(target.clone()) {
+                continue;
             }
+            outside = !inside.iter().any(|r| target.starts_with(r));
+            item.target = Some(target);
         } else if !seen.insert(fsx::canonical(&path)) {
             continue;
         }
@@ -256,8 +241,24 @@ pub fn scan(home: &GroveHome, scope: &Scope<'_>) -> Plan {
             continue;
         }
         plan.checked += 1;
-        if let Some(item) = plan_file(item, scope.include_tracked) {
-            plan.items.push(item);
+        match plan_file(item, scope.include_tracked) {
+            // Reading through the link is harmless; editing a file outside the scanned
+            // directories (a dotfiles repository, say) is not gw-migrate's to do.
+            Some(mut item)
+                if outside && (item.action.is_some() || item.reason == Some("tracked")) =>
+            {
+                let detail = format!(
+                    "holds grove's entry, but points to `{}`, outside the scanned directories; pass that directory to edit it",
+                    item.file().display()
+                );
+                item.action = None;
+                item.edited = None;
+                plan.items
+                    .push(item.skip("symlink_outside_roots", Some(detail)));
+            }
+            Some(_) if outside => {}
+            Some(item) => plan.items.push(item),
+            None => {}
         }
     }
     if scope.database {
@@ -1259,6 +1260,10 @@ mod tests {
         std::os::unix::fs::symlink(&inside_target, w.wd.join("a/.mcp.json")).unwrap();
         std::os::unix::fs::symlink(&outside_target, w.wd.join("b/.mcp.json")).unwrap();
         std::os::unix::fs::symlink(w.root.join("nowhere"), w.wd.join("c/.mcp.json")).unwrap();
+        let unrelated = w.root.join("dotfiles/other.json");
+        put(&unrelated, KEEPER_ONLY);
+        fsx::create_dir_all(&w.wd.join("d")).unwrap();
+        std::os::unix::fs::symlink(&unrelated, w.wd.join("d/.mcp.json")).unwrap();
 
         let mut plan = scan(&w.home, &w.scope(&state));
         let inside = find(&plan, &w.wd.join("a/.mcp.json"));
@@ -1270,10 +1275,15 @@ mod tests {
         );
         let outside = find(&plan, &w.wd.join("b/.mcp.json"));
         assert_eq!(outside.reason, Some("symlink_outside_roots"));
-        assert_eq!(
-            find(&plan, &w.wd.join("c/.mcp.json")).reason,
-            Some("dangling_symlink")
-        );
+        assert_eq!(outside.action, None);
+        for nothing_of_grove in ["c/.mcp.json", "d/.mcp.json"] {
+            assert!(
+                plan.items
+                    .iter()
+                    .all(|i| i.path != w.wd.join(nothing_of_grove)),
+                "{nothing_of_grove}: a dangling link, or a file without grove's entry, is not reported"
+            );
+        }
 
         apply(&w.home, &mut plan).unwrap();
         let link = w.wd.join("a/.mcp.json");
