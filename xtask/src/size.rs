@@ -241,7 +241,7 @@ struct Built {
     exes: HashMap<String, PathBuf>,
     /// `(package name, rlib path)` of every library in the build.
     rlibs: Vec<(String, PathBuf)>,
-    /// Library crate name (as it appears in symbols) → package name.
+    /// Crate name as it appears in symbols (libraries and binaries) → package name.
     lib_packages: HashMap<String, String>,
 }
 
@@ -285,6 +285,10 @@ fn build(
         };
         let package = package_name(&a.package_id.repr, &a.target.name);
         if let Some(exe) = a.executable {
+            // A binary's own code is mangled under its crate name (`gw_migrate`).
+            built
+                .lib_packages
+                .insert(a.target.name.replace('-', "_"), package.clone());
             built
                 .exes
                 .insert(a.target.name.clone(), exe.into_std_path_buf());
