@@ -3,7 +3,8 @@
 //! no host git config, fixed identity and locale).
 //!
 //! The binary is `$GW_BIN` when set (`cargo xtask e2e` sets it to the release build), else
-//! the debug build that `cargo build -p gw` produces, built once per test process.
+//! the debug build that `cargo build -p gw` produces, built once per test process; the same
+//! for `gw-migrate` with `$GW_MIGRATE_BIN`.
 #![allow(clippy::disallowed_methods, clippy::print_stderr)]
 
 use std::ffi::OsStr;
@@ -23,6 +24,17 @@ pub fn gw_bin() -> &'static Path {
             return PathBuf::from(p);
         }
         build_bin("gw")
+    })
+}
+
+/// The `gw-migrate` binary under test.
+pub fn migrate_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(p) = std::env::var_os("GW_MIGRATE_BIN") {
+            return PathBuf::from(p);
+        }
+        build_bin("gw-migrate")
     })
 }
 
@@ -179,6 +191,34 @@ impl TestEnv {
         Run::from(
             format!("gw {}", args.join(" ")),
             cmd.output().expect("gw runs"),
+        )
+    }
+
+    /// Runs `gw-migrate args` from the test root, in the hermetic environment.
+    pub fn migrate(&self, args: &[&str]) -> Run {
+        self.run(migrate_bin(), args)
+    }
+
+    /// `program args` with the hermetic environment, run from the test root (for other
+    /// binaries, such as an older `gw`).
+    pub fn command(&self, program: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(program);
+        self.hermetic(&mut cmd);
+        cmd.args(args).current_dir(&self.root).stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs `program args` with the hermetic environment from the test root.
+    pub fn run(&self, program: &Path, args: &[&str]) -> Run {
+        let name = program
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Run::from(
+            format!("{name} {}", args.join(" ")),
+            self.command(program, args)
+                .output()
+                .unwrap_or_else(|e| panic!("{} runs: {e}", program.display())),
         )
     }
 

@@ -38,6 +38,11 @@ impl GroveHome {
         self.root.join("plugins")
     }
 
+    /// The announcements database of the Go grove's MCP server (≤ 1.1.11), SQLite.
+    pub fn messages_db(&self) -> PathBuf {
+        self.root.join("messages.db")
+    }
+
     pub fn default_workspace_dir(&self) -> PathBuf {
         self.root.join("workspaces")
     }

@@ -15,6 +15,7 @@ pub mod error;
 pub mod fsx;
 pub mod git;
 pub mod home;
+pub mod legacy;
 pub mod lock;
 pub mod ops;
 pub mod output;

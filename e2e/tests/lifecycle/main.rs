@@ -14,6 +14,7 @@ mod hooks;
 mod init;
 mod list;
 mod machine;
+mod migrate;
 mod plugins;
 mod prune;
 mod rename;
@@ -23,6 +24,7 @@ mod schemas;
 mod smoke;
 mod status;
 mod sync;
+mod upgrade;
 
 /// Every file in this directory is declared above, so none is silently skipped.
 #[test]

@@ -106,8 +106,9 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
 }
 
 /// Whether `--format` (or `GW_FORMAT`) asks for anything but text. An invalid value
-/// switches to machine mode too, so that its rejection is itself an envelope.
-fn machine_mode(args: &[OsString], env_format: Option<&str>) -> bool {
+/// switches to machine mode too, so that its rejection is itself an envelope. `gw-migrate`
+/// decides the same way.
+pub fn machine_mode(args: &[OsString], env_format: Option<&str>) -> bool {
     let mut it = args.iter().skip(1);
     let mut from_args = None;
     while let Some(a) = it.next() {

@@ -69,6 +69,16 @@ impl Config {
         Ok(Some(config))
     }
 
+    /// Loads `config.toml` like [`Config::load_optional`] but never writes: a legacy
+    /// `repos_dir` is understood without rewriting the file (for read-only tools).
+    pub fn peek(home: &GroveHome, env: &Env) -> Result<Option<Config>, Error> {
+        let path = home.config();
+        let Some(text) = fsx::read_optional(&path)? else {
+            return Ok(None);
+        };
+        Config::parse(&path, &text, home, env).map(Some)
+    }
+
     /// A fresh configuration with the defaults, not yet saved.
     pub fn new(home: &GroveHome) -> Config {
         Config {

@@ -9,7 +9,8 @@ pub mod url;
 mod write;
 
 pub use read::{
-    Base, BranchInfo, Changes, Head, Repo, WorktreeInfo, WorktreeStatus, worktree_status,
+    Base, BranchInfo, Changes, Head, Repo, WorktreeInfo, WorktreeStatus, is_tracked,
+    worktree_status,
 };
 pub use write::*;
 

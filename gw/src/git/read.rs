@@ -470,3 +470,31 @@ pub fn worktree_status(path: &Path, base_branch: Option<&str>) -> Result<Worktre
         remote: repo.origin_url(),
     })
 }
+
+/// Whether git tracks `file`: it has an entry in the index of the repository whose work
+/// tree contains it. `Ok(false)` when no repository contains it.
+pub fn is_tracked(file: &Path) -> Result<bool, Error> {
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let found = match gix::discover::upwards(dir) {
+        Ok((path, _trust)) => path,
+        // No repository above it (or within the ceiling): nothing tracks it.
+        Err(e) if e.is_not_found() => return Ok(false),
+        Err(e) => return Err(Error::read(file, e)),
+    };
+    let (_, Some(work_dir)) = found.into_repository_and_work_tree_directories() else {
+        return Ok(false);
+    };
+    let repo = Repo::open(&work_dir)?;
+    let work_dir = crate::fsx::canonical(&work_dir);
+    let file = crate::fsx::canonical(dir).join(file.file_name().unwrap_or_default());
+    let Ok(rel) = file.strip_prefix(&work_dir) else {
+        return Ok(false);
+    };
+    let index = repo.repo.index_or_empty().map_err(err(&repo.path))?;
+    let rel = gix::path::into_bstr(rel).map_err(err(&repo.path))?;
+    let rel = gix::path::to_unix_separators_on_windows(rel);
+    Ok(index.entry_by_path(rel.as_ref()).is_some())
+}

@@ -120,6 +120,9 @@ pub enum Fix {
     RemoveTrash { path: PathBuf },
     /// Finishes or rolls back an interrupted operation from its journal (`ops::recover`).
     Recover { id: String },
+    /// Removes the Go grove's MCP leftovers (grove's `.mcp.json` entries, the
+    /// announcements database) with the same code as `gw-migrate --apply`, backups kept.
+    McpCleanup,
 }
 
 /// What the checks look at.
@@ -146,6 +149,7 @@ pub const CHECKS: &[(&str, Check)] = &[
     ("workspaces", check_workspaces),
     ("registrations", check_registrations),
     ("trash", check_trash),
+    ("mcp_leftovers", check_mcp),
 ];
 
 #[derive(Debug, Serialize)]
@@ -710,7 +714,29 @@ fn belongs_to(trash: &Path, workspace: &Path) -> bool {
 // ---- repairs ----
 
 /// Applies every fixable issue's repair and sets each issue's outcome.
+/// Leftovers of the Go grove's MCP era (a `grove` entry of another tool is never one):
+/// the library decides what is grove's, for doctor and `gw-migrate` alike.
+fn check_mcp(c: &Checkup<'_>) -> Vec<Issue> {
+    let Some(state) = c.state else {
+        return Vec::new();
+    };
+    crate::legacy::cleanup::doctor_findings(c.home, state)
+        .into_iter()
+        .map(|f| {
+            let mut i = Issue::new("mcp_leftover", f.issue, f.suggested_action).path(&f.path);
+            if let Some(w) = &f.workspace {
+                i = i.workspace(w);
+            }
+            if let Some(r) = &f.repo {
+                i = i.repo(r);
+            }
+            if f.fixable { i.fix(Fix::McpCleanup) } else { i }
+        })
+        .collect()
+}
+
 fn apply(ctx: &Ctx<'_>, issues: &mut [Issue]) {
+    let mut mcp: Option<std::result::Result<crate::legacy::cleanup::Fixed, String>> = None;
     // Git and file repairs first; state edits are then made in one update.
     let mut drops: Vec<usize> = Vec::new();
     for (i, issue) in issues.iter_mut().enumerate() {
@@ -738,6 +764,35 @@ fn apply(ctx: &Ctx<'_>, issues: &mut [Issue]) {
             Fix::RemoveTrash { path } => fsx::remove_dir_all(path).map_err(|e| e.to_string()),
             // Done by `recover` before the other fixes.
             Fix::Recover { .. } => continue,
+            Fix::McpCleanup => {
+                let fixed = mcp.get_or_insert_with(|| {
+                    let state = ctx.state().map_err(|e| e.message.clone())?;
+                    crate::legacy::cleanup::fix(&ctx.home, &state).map_err(|e| e.to_string())
+                });
+                match fixed {
+                    Err(e) => Err(e.clone()),
+                    Ok(f) => {
+                        let item = f
+                            .items
+                            .iter()
+                            .find(|it| Some(&it.path) == issue.path.as_ref());
+                        match item.map(|it| (it.status, it.detail.clone())) {
+                            Some((crate::legacy::cleanup::Status::Done, _)) => {
+                                if let Some(b) = &f.backup {
+                                    issue.detail = Some(format!(
+                                        "backup {}; `gw-migrate restore {}` undoes it",
+                                        b.path.display(),
+                                        b.id
+                                    ));
+                                }
+                                Ok(())
+                            }
+                            Some((_, detail)) => Err(detail.unwrap_or_else(|| "left alone".into())),
+                            None => Err("no longer found".into()),
+                        }
+                    }
+                }
+            }
         };
         match result {
             Ok(()) => issue.outcome = Some(Outcome::Fixed),

@@ -1,0 +1,238 @@
+//! The command line: `gw-migrate [--apply] [--grove-dir DIR] [--include-tracked] [ROOT…]`
+//! and `gw-migrate restore [ID]`, with `--format json` giving grove's envelope.
+
+use std::ffi::OsString;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use grove::config::Config;
+use grove::env::Env;
+use grove::error::{Code, Error, Result};
+use grove::home::GroveHome;
+use grove::legacy::cleanup::{self, Scope};
+use grove::output::{self, Mode, Printer, Render};
+use grove::state::{State, Store};
+
+use crate::report::{MigrateReport, RestoreView};
+
+/// Find and remove what the Go grove's MCP era left behind: grove's entry in `.mcp.json`
+/// files and the old announcements database. Reports only, unless --apply is given.
+///
+/// Scans the tracked workspaces (roots and every worktree), the workspace directory
+/// (orphaned workspaces included) and any ROOT given. Only an entry named `grove` that runs
+/// `gw mcp-serve` is removed; everything else in a file stays byte for byte. What is
+/// changed is backed up under <grove dir>/migrate-backups/, and `gw-migrate restore` puts
+/// it back.
+#[derive(Debug, Parser)]
+#[command(
+    name = "gw-migrate",
+    version,
+    max_term_width = 100,
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    /// Output format: `text` for people, `json` for programs (one JSON envelope on stdout)
+    #[arg(long, global = true, value_enum, value_name = "FORMAT")]
+    format: Option<Format>,
+
+    /// The grove directory (default: $GROVE_HOME, else ~/.grove)
+    #[arg(long, global = true, value_name = "DIR")]
+    grove_dir: Option<PathBuf>,
+
+    #[command(flatten)]
+    scan: ScanArgs,
+
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+struct ScanArgs {
+    /// Make the changes (default: only report what would change)
+    #[arg(long)]
+    apply: bool,
+    /// Also edit `.mcp.json` files that git tracks (never deleted, only edited)
+    #[arg(long)]
+    include_tracked: bool,
+    /// More directories to scan, two levels deep
+    #[arg(value_name = "ROOT")]
+    roots: Vec<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Put back what an applied run changed (default: the newest run not yet restored)
+    Restore {
+        /// The backup id (a directory name under <grove dir>/migrate-backups)
+        id: Option<String>,
+    },
+}
+
+/// Runs `gw-migrate` with `args` (including the program name); returns the exit code.
+pub fn run(args: Vec<OsString>, mut env: Env) -> u8 {
+    let machine = grove::cli::machine_mode(&args, env.format.as_deref());
+    let mut p = Printer::stdio(if machine { Mode::Json } else { Mode::Text }, env.no_color);
+    if let Some(f) = env.format.as_deref()
+        && f != "text"
+        && f != "json"
+    {
+        let e = Error::usage(format!("invalid GW_FORMAT value `{f}`"))
+            .with_fix("Set GW_FORMAT to `text` or `json`");
+        return output::emit_error(&mut p, &e);
+    }
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(c) => c,
+        Err(e) => return clap_error(&mut p, e),
+    };
+    let _ = cli.format;
+    if let Some(dir) = &cli.grove_dir {
+        env.grove_home = env.resolve_path(dir);
+    }
+    let outcome = catch_unwind(AssertUnwindSafe(|| execute(&env, cli)));
+    match outcome {
+        Ok(Ok(report)) => output::emit(&mut p, report.as_ref(), None),
+        Ok(Err(e)) => output::emit_error(&mut p, &e),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            output::emit_error(
+                &mut p,
+                &Error::internal(format!("gw-migrate panicked: {what}")),
+            )
+        }
+    }
+}
+
+fn execute(env: &Env, cli: Cli) -> Result<Box<dyn Render>> {
+    let home = GroveHome::new(&env.grove_home);
+    let mut base_argv = Vec::new();
+    if let Some(dir) = &cli.grove_dir {
+        base_argv.push("--grove-dir".to_string());
+        base_argv.push(env.resolve_path(dir).to_string_lossy().into_owned());
+    }
+    if let Some(Command::Restore { id }) = cli.command {
+        let report = cleanup::restore(&home, id.as_deref())?;
+        return Ok(Box::new(RestoreView { report, base_argv }));
+    }
+
+    let mut warnings = Vec::new();
+    let workspace_dir = match Config::peek(&home, env) {
+        Ok(Some(c)) => c.workspace_dir,
+        Ok(None) => home.default_workspace_dir(),
+        Err(e) => {
+            let e = Error::from(e);
+            warnings.push(format!(
+                "{}; scanning the default workspace directory",
+                e.message
+            ));
+            home.default_workspace_dir()
+        }
+    };
+    let state = match Store::new(&home, std::time::Duration::ZERO).load() {
+        Ok(s) => s,
+        Err(e) => {
+            warnings.push(format!(
+                "{}; tracked workspaces outside the scanned directories are missed",
+                Error::from(e).message
+            ));
+            State::default()
+        }
+    };
+    let mut roots = Vec::new();
+    for r in &cli.scan.roots {
+        let abs = env.resolve_path(r);
+        if !abs.exists() {
+            return Err(Error::usage(format!("`{}` does not exist", abs.display()))
+                .with_fix("Pass directories that exist"));
+        }
+        roots.push(abs);
+    }
+    let scope = Scope {
+        state: &state,
+        workspace_dir: Some(workspace_dir),
+        roots: roots.clone(),
+        database: true,
+        include_tracked: cli.scan.include_tracked,
+    };
+    let mut plan = cleanup::scan(&home, &scope);
+    let backup = if cli.scan.apply {
+        cleanup::apply(&home, &mut plan)?
+    } else {
+        None
+    };
+    let mut argv = base_argv;
+    if cli.scan.include_tracked {
+        argv.push("--include-tracked".into());
+    }
+    let roots_argv: Vec<String> = roots
+        .iter()
+        .map(|r| r.to_string_lossy().into_owned())
+        .collect();
+    Ok(MigrateReport {
+        applied: cli.scan.apply,
+        grove_dir: home.root().to_path_buf(),
+        plan,
+        backup,
+        warnings,
+        argv,
+        roots_argv,
+    }
+    .into_render())
+}
+
+fn clap_error(p: &mut Printer, e: clap::Error) -> u8 {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        return output::emit_help(p, &e.render().to_string());
+    }
+    if p.mode == Mode::Text {
+        let _ = e.print();
+        return Code::Usage.exit_code();
+    }
+    let rendered = e.render().to_string();
+    let message = rendered
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ")
+        .to_string();
+    let err = Error::usage(message)
+        .with_details(serde_json::json!({ "kind": format!("{:?}", e.kind()), "help": rendered }))
+        .with_fix("Run `gw-migrate --help` for usage");
+    output::emit_error(p, &err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn restore_and_roots_parse() {
+        let c = Cli::try_parse_from(["gw-migrate", "restore", "20260101T000000Z"]).unwrap();
+        assert!(matches!(c.command, Some(Command::Restore { id: Some(_) })));
+        let c = Cli::try_parse_from(["gw-migrate", "--apply", "/a", "/b"]).unwrap();
+        assert!(c.scan.apply && c.command.is_none());
+        assert_eq!(c.scan.roots.len(), 2);
+        // After a flag, `restore` is a directory to scan, not the subcommand.
+        let c = Cli::try_parse_from(["gw-migrate", "--apply", "restore"]).unwrap();
+        assert!(c.command.is_none());
+        assert_eq!(c.scan.roots, [PathBuf::from("restore")]);
+    }
+}
