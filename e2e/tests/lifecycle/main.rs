@@ -15,6 +15,7 @@ mod init;
 mod list;
 mod machine;
 mod migrate;
+mod plan;
 mod plugins;
 mod prune;
 mod rename;

@@ -83,6 +83,8 @@ pub trait Render {
 /// Where output goes and how it looks.
 pub struct Printer {
     pub mode: Mode,
+    /// stdout is a terminal (a person reads it), not a pipe or a file.
+    pub out_is_terminal: bool,
     color_out: bool,
     color_err: bool,
     out: Box<dyn Write>,
@@ -93,9 +95,11 @@ impl Printer {
     /// A printer on the process's stdout and stderr.
     pub fn stdio(mode: Mode, no_color: bool) -> Printer {
         let text = mode == Mode::Text && !no_color;
+        let out_is_terminal = io::stdout().is_terminal();
         Printer {
             mode,
-            color_out: text && io::stdout().is_terminal(),
+            out_is_terminal,
+            color_out: text && out_is_terminal,
             color_err: text && io::stderr().is_terminal(),
             out: Box::new(io::stdout()),
             err: Box::new(io::stderr()),
@@ -106,6 +110,7 @@ impl Printer {
     pub fn capture(mode: Mode, out: Box<dyn Write>, err: Box<dyn Write>) -> Printer {
         Printer {
             mode,
+            out_is_terminal: false,
             color_out: false,
             color_err: false,
             out,

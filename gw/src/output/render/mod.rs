@@ -91,6 +91,10 @@ impl Render for Planned {
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let d = &self.doc;
+        if !p.out_is_terminal {
+            // Piped (`gw plan … | gw apply -`) or saved to a file: the document itself.
+            return json_pretty(p, d);
+        }
         let title = format!("Plan: {} {}", d.kind.command(), d.workspace);
         p.line(&p.paint(super::Role::Header, &title))?;
         for (i, c) in d.changes.iter().enumerate() {
