@@ -2,12 +2,14 @@
 #![allow(clippy::disallowed_methods)]
 
 mod add_remove_repo;
+mod agent;
 mod concurrency;
 mod contract;
 mod create;
 mod delete;
 mod doctor;
 mod errors;
+mod every_command;
 mod go_shell;
 mod gofixtures;
 mod hooks;

@@ -126,6 +126,12 @@ impl Preparation {
 impl StatusReport {
     pub fn next_actions(&self) -> Vec<NextAction> {
         let mut actions = Vec::new();
+        if self.repos.iter().any(|r| r.behind.is_some_and(|b| b > 0)) {
+            actions.push(NextAction::write(
+                "Rebase the repositories that are behind their base",
+                &["gw", "sync", &self.workspace, "--format", "json"],
+            ));
+        }
         if let Some(r) = self.repos.iter().find(|r| r.changed > 0) {
             let path = r.path.to_string_lossy();
             actions.push(NextAction::read(
