@@ -207,6 +207,13 @@ pub(crate) struct Inspection {
     error: Option<String>,
 }
 
+impl Inspection {
+    /// Uncommitted changes were found.
+    pub(crate) fn dirty(&self) -> bool {
+        self.changes.as_ref().is_some_and(|c| !c.is_empty())
+    }
+}
+
 pub(crate) fn inspect(r: &RepoEntry) -> Inspection {
     let exists = r.worktree_path.is_dir();
     let source_exists = r.source_repo.is_dir();
@@ -338,9 +345,7 @@ pub fn describe(
         for (r, i) in ws.repos.iter().zip(&inspections) {
             describe_worktree(r, &label(&r.repo_name), i, &mut d);
         }
-        let dirty = inspections
-            .iter()
-            .any(|i| i.changes.as_ref().is_some_and(|c| !c.is_empty()));
+        let dirty = inspections.iter().any(Inspection::dirty);
         if ws.path.is_dir() {
             d.changes.push(
                 Change::new("move_to_trash")

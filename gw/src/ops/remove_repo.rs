@@ -396,10 +396,7 @@ fn describe(ws: &Workspace, names: &[String], targets: &[RepoEntry], force: bool
     let inspections = parallel::map(targets, delete::inspect);
     for (r, i) in targets.iter().zip(&inspections) {
         delete::describe_worktree(r, &r.repo_name, i, &mut d);
-        let dirty = !d.warnings.is_empty()
-            && d.warnings
-                .iter()
-                .any(|w| w.starts_with(&format!("{}:", r.repo_name)));
+        let dirty = i.dirty();
         if r.worktree_path.exists() {
             d.changes.push(
                 Change::new("move_to_trash")
