@@ -113,13 +113,7 @@ impl PruneReport {
 
 /// `gw prune [--min-age AGE] [--yes]`.
 pub fn prune(ctx: &Ctx<'_>, opts: PruneOptions) -> Result<PruneReport> {
-    let min_age_text = opts
-        .min_age
-        .clone()
-        .unwrap_or_else(|| DEFAULT_MIN_AGE.to_string());
-    let min_age = crate::duration::parse_age(&min_age_text).map_err(|e| {
-        Error::usage(e).with_fix("Pass --min-age as a number with h, d or w (for example 7d)")
-    })?;
+    let (min_age_text, min_age) = min_age(&opts)?;
     ctx.config()?;
     let state = ctx.state()?;
     let (mut candidates, mut warnings) = candidates(&state, min_age.as_secs());
@@ -203,6 +197,18 @@ pub fn prune(ctx: &Ctx<'_>, opts: PruneOptions) -> Result<PruneReport> {
     Ok(report)
 }
 
+/// `--min-age` as given (default `7d`) and as a duration.
+fn min_age(opts: &PruneOptions) -> Result<(String, std::time::Duration)> {
+    let text = opts
+        .min_age
+        .clone()
+        .unwrap_or_else(|| DEFAULT_MIN_AGE.to_string());
+    let age = crate::duration::parse_age(&text).map_err(|e| {
+        Error::usage(e).with_fix("Pass --min-age as a number with h, d or w (for example 7d)")
+    })?;
+    Ok((text, age))
+}
+
 fn inputs(min_age: &str) -> serde_json::Value {
     serde_json::to_value(PruneOptions {
         min_age: Some(min_age.to_string()),
@@ -216,13 +222,7 @@ fn inputs(min_age: &str) -> serde_json::Value {
 /// deleting them (`--yes`) would do; a candidate whose delete would be refused (it holds
 /// uncommitted work) is a `skip`, as `gw prune --yes` would leave it.
 pub fn plan_doc(ctx: &Ctx<'_>, opts: &PruneOptions) -> Result<PlanDoc> {
-    let min_age_text = opts
-        .min_age
-        .clone()
-        .unwrap_or_else(|| DEFAULT_MIN_AGE.to_string());
-    let min_age = crate::duration::parse_age(&min_age_text).map_err(|e| {
-        Error::usage(e).with_fix("Pass --min-age as a number with h, d or w (for example 7d)")
-    })?;
+    let (min_age_text, min_age) = min_age(opts)?;
     let config = ctx.config()?;
     let state = ctx.state()?;
     let (candidates, warnings) = candidates(&state, min_age.as_secs());

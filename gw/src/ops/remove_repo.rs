@@ -77,30 +77,7 @@ struct Refusal {
 
 /// `gw remove-repo [NAME] -r … [--force]`.
 pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoReport> {
-    ctx.config()?;
-    let state = ctx.state()?;
-    let ws = resolve::workspace(&state, opts.name.as_deref(), &ctx.env.cwd)?.clone();
-    let mut names: Vec<String> = Vec::new();
-    for entry in opts
-        .repos
-        .iter()
-        .map(|e| e.trim())
-        .filter(|e| !e.is_empty())
-    {
-        let name = if git::url::is_git_url(entry) {
-            git::url::repo_name(entry).ok_or_else(|| {
-                Error::usage(format!("cannot name a repository after the URL `{entry}`"))
-            })?
-        } else {
-            entry.to_string()
-        };
-        if !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    if names.is_empty() {
-        return Err(Error::usage("no repositories given").with_fix("Pass --repos/-r"));
-    }
+    let (ws, names, targets) = validate(ctx, &opts)?;
     let mut report = RemoveRepoReport {
         workspace: ws.name.clone(),
         path: ws.path.clone(),
@@ -110,28 +87,14 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
         warnings: Vec::new(),
         failure: None,
     };
-    let mut targets: Vec<RepoEntry> = Vec::new();
-    for n in &names {
-        match ws.repo(n) {
-            Some(r) => targets.push(r.clone()),
-            None => report.repos.push(RepoResult {
-                repo: n.clone(),
-                outcome: Outcome::NotFound,
-                branch: ws.branch.clone(),
-                path: ws.path.join(n),
-                detail: Some(format!("not in workspace `{}`", ws.name)),
-            }),
-        }
-    }
-
-    if !opts.force {
-        let refusals: Vec<Refusal> = parallel::map(&targets, check)
-            .into_iter()
-            .flatten()
-            .collect();
-        if let Some(first) = refusals.first() {
-            return Err(refuse(&ws.name, first.code, &refusals));
-        }
+    for n in names.iter().filter(|n| ws.repo(n).is_none()) {
+        report.repos.push(RepoResult {
+            repo: n.clone(),
+            outcome: Outcome::NotFound,
+            branch: ws.branch.clone(),
+            path: ws.path.join(n),
+            detail: Some(format!("not in workspace `{}`", ws.name)),
+        });
     }
 
     if let Some(expect) = &opts.expect {
@@ -326,19 +289,12 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
     Ok(report)
 }
 
-fn inputs(name: &str, names: &[String], force: bool) -> serde_json::Value {
-    serde_json::to_value(RemoveRepoOptions {
-        name: Some(name.to_string()),
-        repos: names.to_vec(),
-        force,
-        expect: None,
-    })
-    .expect("options serialise")
-}
-
-/// `gw plan remove-repo`: validates exactly as `gw remove-repo` does (refusing a dirty
-/// worktree, or one on another branch, unless `--force`) and describes what it would do.
-pub fn plan_doc(ctx: &Ctx<'_>, opts: &RemoveRepoOptions) -> Result<PlanDoc> {
+/// The workspace, the repository names asked for, and those of them in the workspace —
+/// after refusing (unless `--force`) to remove a dirty worktree or one on another branch.
+fn validate(
+    ctx: &Ctx<'_>,
+    opts: &RemoveRepoOptions,
+) -> Result<(Workspace, Vec<String>, Vec<RepoEntry>)> {
     ctx.config()?;
     let state = ctx.state()?;
     let ws = resolve::workspace(&state, opts.name.as_deref(), &ctx.env.cwd)?.clone();
@@ -373,6 +329,23 @@ pub fn plan_doc(ctx: &Ctx<'_>, opts: &RemoveRepoOptions) -> Result<PlanDoc> {
             return Err(refuse(&ws.name, first.code, &refusals));
         }
     }
+    Ok((ws, names, targets))
+}
+
+fn inputs(name: &str, names: &[String], force: bool) -> serde_json::Value {
+    serde_json::to_value(RemoveRepoOptions {
+        name: Some(name.to_string()),
+        repos: names.to_vec(),
+        force,
+        expect: None,
+    })
+    .expect("options serialise")
+}
+
+/// `gw plan remove-repo`: validates exactly as `gw remove-repo` does (refusing a dirty
+/// worktree, or one on another branch, unless `--force`) and describes what it would do.
+pub fn plan_doc(ctx: &Ctx<'_>, opts: &RemoveRepoOptions) -> Result<PlanDoc> {
+    let (ws, names, targets) = validate(ctx, opts)?;
     let described = describe(&ws, &names, &targets, opts.force);
     Ok(plan::document(
         PlanKind::RemoveRepo,

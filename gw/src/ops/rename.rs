@@ -77,27 +77,7 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
     }
     // Both names are locked from validation to commit: nobody creates NEW meanwhile.
     let locks = tx::lock_workspaces(ctx, &[&name, to])?;
-    let state = ctx.state()?;
-    let ws = resolve::by_name(&state, &name)?.clone();
-    if state.find(to).is_some() {
-        return Err(exists(
-            to,
-            format!("a workspace named `{to}` already exists"),
-        ));
-    }
-    let parent = ws.path.parent().ok_or_else(|| {
-        Error::internal(format!(
-            "workspace path `{}` has no parent",
-            ws.path.display()
-        ))
-    })?;
-    let new_path = parent.join(to);
-    if fsx::exists(&new_path) {
-        return Err(exists(
-            to,
-            format!("`{}` already exists", new_path.display()),
-        ));
-    }
+    let (ws, new_path) = validate(&ctx.state()?, &name, to)?;
     if !ws.path.is_dir() {
         return Err(Error::new(
             Code::WorkspaceNotFound,
@@ -205,27 +185,10 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
     })
 }
 
-fn inputs(name: &str, to: &str) -> serde_json::Value {
-    serde_json::to_value(RenameOptions {
-        name: Some(name.to_string()),
-        to: to.to_string(),
-        expect: None,
-    })
-    .expect("options serialise")
-}
-
-/// `gw plan rename`: validates exactly as `gw rename` does and describes what it would do.
-pub fn plan_doc(ctx: &Ctx<'_>, opts: &RenameOptions) -> Result<PlanDoc> {
-    ctx.config()?;
-    let state = ctx.state()?;
-    let ws = resolve::workspace(&state, opts.name.as_deref(), &ctx.env.cwd)?.clone();
-    let to = opts.to.as_str();
-    names::check_workspace(to)?;
-    if to == ws.name {
-        return Err(Error::usage(format!(
-            "workspace `{to}` already has that name"
-        )));
-    }
+/// The workspace named `name` and where it would move: refused when `to` is taken, as a
+/// workspace or as a directory.
+fn validate(state: &crate::state::State, name: &str, to: &str) -> Result<(Workspace, PathBuf)> {
+    let ws = resolve::by_name(state, name)?.clone();
     if state.find(to).is_some() {
         return Err(exists(
             to,
@@ -245,6 +208,33 @@ pub fn plan_doc(ctx: &Ctx<'_>, opts: &RenameOptions) -> Result<PlanDoc> {
             format!("`{}` already exists", new_path.display()),
         ));
     }
+    Ok((ws, new_path))
+}
+
+fn inputs(name: &str, to: &str) -> serde_json::Value {
+    serde_json::to_value(RenameOptions {
+        name: Some(name.to_string()),
+        to: to.to_string(),
+        expect: None,
+    })
+    .expect("options serialise")
+}
+
+/// `gw plan rename`: validates exactly as `gw rename` does and describes what it would do.
+pub fn plan_doc(ctx: &Ctx<'_>, opts: &RenameOptions) -> Result<PlanDoc> {
+    ctx.config()?;
+    let state = ctx.state()?;
+    let name = resolve::workspace(&state, opts.name.as_deref(), &ctx.env.cwd)?
+        .name
+        .clone();
+    let to = opts.to.as_str();
+    names::check_workspace(to)?;
+    if to == name {
+        return Err(Error::usage(format!(
+            "workspace `{to}` already has that name"
+        )));
+    }
+    let (ws, new_path) = validate(&state, &name, to)?;
     let described = describe(&ws, &new_path, &[]);
     Ok(plan::document(
         PlanKind::Rename,
