@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use grove::config::Config;
 use grove::env::Env;
-use grove::error::{Code, Error, Result};
+use grove::error::{Error, Result};
 use grove::home::GroveHome;
 use grove::legacy::cleanup::{self, Scope};
 use grove::output::{self, Mode, Printer, Render};
@@ -192,25 +192,7 @@ fn execute(env: &Env, cli: Cli) -> Result<Box<dyn Render>> {
 }
 
 fn clap_error(p: &mut Printer, e: clap::Error) -> u8 {
-    use clap::error::ErrorKind;
-    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-        return output::emit_help(p, &e.render().to_string());
-    }
-    if p.mode == Mode::Text {
-        let _ = e.print();
-        return Code::Usage.exit_code();
-    }
-    let rendered = e.render().to_string();
-    let message = rendered
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("invalid arguments")
-        .trim_start_matches("error: ")
-        .to_string();
-    let err = Error::usage(message)
-        .with_details(serde_json::json!({ "kind": format!("{:?}", e.kind()), "help": rendered }))
-        .with_fix("Run `gw-migrate --help` for usage");
-    output::emit_error(p, &err)
+    output::emit_clap_error(p, &e, "gw-migrate")
 }
 
 #[cfg(test)]

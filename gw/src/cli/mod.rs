@@ -129,28 +129,7 @@ pub fn machine_mode(args: &[OsString], env_format: Option<&str>) -> bool {
 }
 
 fn clap_error(p: &mut Printer, e: clap::Error) -> u8 {
-    use clap::error::ErrorKind;
-    match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            return output::emit_help(p, &e.render().to_string());
-        }
-        _ => {}
-    }
-    if p.mode == Mode::Text {
-        let _ = e.print();
-        return crate::error::Code::Usage.exit_code();
-    }
-    let rendered = e.render().to_string();
-    let message = rendered
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("invalid arguments")
-        .trim_start_matches("error: ")
-        .to_string();
-    let err = Error::usage(message)
-        .with_details(serde_json::json!({ "kind": format!("{:?}", e.kind()), "help": rendered }))
-        .with_fix("Run `gw --help` (or `gw <command> --help`) for usage");
-    output::emit_error(p, &err)
+    output::emit_clap_error(p, &e, "gw")
 }
 
 /// A `USAGE` error for input that would have been asked for interactively.

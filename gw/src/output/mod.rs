@@ -266,3 +266,29 @@ pub fn emit_help(p: &mut Printer, text: &str) -> u8 {
     finish(p, result);
     0
 }
+
+/// Shows a clap parse error (or its help/version output): clap's own text in text mode, a
+/// `USAGE` envelope in machine mode. `program` names the binary in the fix.
+pub fn emit_clap_error(p: &mut Printer, e: &clap::Error, program: &str) -> u8 {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        return emit_help(p, &e.render().to_string());
+    }
+    if p.mode == Mode::Text {
+        let _ = e.print();
+        return Code::Usage.exit_code();
+    }
+    let rendered = e.render().to_string();
+    let message = rendered
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ")
+        .to_string();
+    let err = Error::usage(message)
+        .with_details(serde_json::json!({ "kind": format!("{:?}", e.kind()), "help": rendered }))
+        .with_fix(format!(
+            "Run `{program} --help` (or `{program} <command> --help`) for usage"
+        ));
+    emit_error(p, &err)
+}
