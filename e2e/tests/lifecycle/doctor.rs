@@ -214,18 +214,12 @@ fn doctor_fix_rolls_back_an_interrupted_rename() {
             .extend(extra.as_object().unwrap().clone());
         v
     };
-    let mut steps = Vec::new();
-    for repo in ["api", "web"] {
-        steps.push(step(
-            "repair_worktrees",
-            serde_json::json!({ "repo": repo, "source": s(&env.repos.join(repo)), "paths": [s(&old.join(repo))] }),
-        ));
-    }
-    steps.push(step(
+    let mut steps = vec![step(
         "move_dir",
         serde_json::json!({ "from": s(&old), "to": s(&new) }),
-    ));
-    // ... and after git was told where the worktrees went.
+    )];
+    // ... and after git was told where the worktrees went. Rolling back must move the
+    // directory back and then point git at the old paths again.
     for repo in ["api", "web"] {
         env.git(
             &env.repos.join(repo),

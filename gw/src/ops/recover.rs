@@ -97,6 +97,24 @@ fn describe(f: &Found) -> Interrupted {
     }
 }
 
+/// Where the readable journals (of running and interrupted operations alike) moved
+/// directories to: quarantined worktrees and workspaces that are theirs to restore or
+/// remove, not leftovers.
+pub fn journaled_paths(ctx: &Ctx<'_>) -> Vec<std::path::PathBuf> {
+    let Ok(found) = journal::scan(&ctx.home, false) else {
+        return Vec::new();
+    };
+    found
+        .iter()
+        .filter_map(|f| f.record.as_ref().ok())
+        .flat_map(|r| r.steps.iter())
+        .filter_map(|s| match &s.action {
+            Action::MoveDir { to, .. } => Some(to.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Finishes or rolls back every interrupted operation. Refuses (recovers nothing) while a
 /// corrupt journal exists, since it might describe work on the same resources.
 pub fn recover_all(ctx: &Ctx<'_>) -> Result<Vec<Recovered>> {

@@ -310,13 +310,29 @@ fn journal_error_ref(e: &journal::Error) -> Error {
 }
 
 /// Undoes `steps` newest first, updating their status.
+///
+/// A `RepairWorktrees` step is undone together with the `MoveDir` it follows, not on its
+/// own: newest first, the repair comes up while its directories are still at their new
+/// place, where re-pointing git is pointless; it is the move back that leaves git's
+/// registrations pointing at the wrong place. So undoing a move re-links the worktrees
+/// that the later repairs had pointed into it (see [`undo_move`]).
 pub fn undo_steps(ctx: &Ctx<'_>, steps: &mut [journal::Step]) -> Vec<(Action, Undo)> {
     let mut out = Vec::new();
-    for step in steps.iter_mut().rev() {
-        if matches!(step.status, StepStatus::Undone | StepStatus::Kept) {
+    for i in (0..steps.len()).rev() {
+        if matches!(steps[i].status, StepStatus::Undone | StepStatus::Kept) {
             continue;
         }
-        let u = undo(ctx, &step.action);
+        let u = match &steps[i].action {
+            Action::MoveDir { from, to } => {
+                let relink = relinks(to, &steps[i + 1..]);
+                match undo_move(ctx, from, to, &relink) {
+                    Ok(u) => u,
+                    Err(e) => Undo::Failed(e.message.clone()),
+                }
+            }
+            action => undo(ctx, action),
+        };
+        let step = &mut steps[i];
         match &u {
             Undo::Undone => {
                 step.status = StepStatus::Undone;
@@ -334,6 +350,65 @@ pub fn undo_steps(ctx: &Ctx<'_>, steps: &mut [journal::Step]) -> Vec<(Action, Un
         out.push((step.action.clone(), u));
     }
     out
+}
+
+/// The worktrees that repairs recorded in `later` (whatever their status: a repair that
+/// may have happened counts) pointed git at inside `to`, per source repository.
+fn relinks<'s>(to: &Path, later: &'s [journal::Step]) -> Vec<(&'s str, &'s Path, Vec<&'s Path>)> {
+    let mut out = Vec::new();
+    for step in later {
+        if let Action::RepairWorktrees {
+            repo,
+            source,
+            paths,
+        } = &step.action
+        {
+            let inside: Vec<&Path> = paths
+                .iter()
+                .map(PathBuf::as_path)
+                .filter(|p| p.starts_with(to))
+                .collect();
+            if !inside.is_empty() {
+                out.push((repo.as_str(), source.as_path(), inside));
+            }
+        }
+    }
+    out
+}
+
+/// Moves `to` back to `from`, then points git at the worktrees in their old place again
+/// (`relink`: the paths inside `to` that git was told about after the move).
+fn undo_move(
+    ctx: &Ctx<'_>,
+    from: &Path,
+    to: &Path,
+    relink: &[(&str, &Path, Vec<&Path>)],
+) -> Result<Undo> {
+    if fsx::exists(to) && !fsx::exists(from) {
+        fsx::rename(to, from)?;
+    }
+    // The trash directory may have been made for this move; leave no empty one.
+    if let Some(parent) = to
+        .parent()
+        .filter(|p| p.file_name().is_some_and(|n| n == ".trash"))
+    {
+        fsx::remove_empty_dir(parent);
+    }
+    for (repo, source, paths) in relink {
+        let back: Vec<PathBuf> = paths
+            .iter()
+            .filter_map(|p| p.strip_prefix(to).ok())
+            .map(|rel| from.join(rel))
+            .filter(|p| p.is_dir())
+            .collect();
+        if back.is_empty() || !source.is_dir() {
+            continue;
+        }
+        let back: Vec<&Path> = back.iter().map(PathBuf::as_path).collect();
+        let _lock = repo_lock(ctx, source)?;
+        git::worktree_repair(source, &back).map_err(|e| Error::from(e).context(*repo))?;
+    }
+    Ok(Undo::Undone)
 }
 
 fn faults<'c>(ctx: &'c Ctx<'_>) -> Option<&'c Faults> {
@@ -490,36 +565,12 @@ fn undo_inner(ctx: &Ctx<'_>, action: &Action) -> Result<Undo> {
             how,
             ..
         } => undo_add_worktree(ctx, source, path, branch, how)?,
-        Action::MoveDir { from, to } => {
-            if fsx::exists(to) && !fsx::exists(from) {
-                fsx::rename(to, from)?;
-            }
-            // The trash directory may have been made for this move; leave no empty one.
-            if let Some(parent) = to
-                .parent()
-                .filter(|p| p.file_name().is_some_and(|n| n == ".trash"))
-            {
-                fsx::remove_empty_dir(parent);
-            }
-            Undo::Undone
-        }
+        // Without the later repairs: `undo_steps` passes those.
+        Action::MoveDir { from, to } => undo_move(ctx, from, to, &[])?,
         // Pruning only removes registrations of directories that are gone; nothing to restore.
         Action::PruneWorktrees { .. } => Undo::Undone,
-        Action::RepairWorktrees {
-            repo,
-            source,
-            paths,
-        } => {
-            // The directories have been moved back by now; repairing again re-links them.
-            let existing: Vec<&Path> = paths
-                .iter()
-                .map(PathBuf::as_path)
-                .filter(|p| p.exists())
-                .collect();
-            let _lock = repo_lock(ctx, source)?;
-            git::worktree_repair(source, &existing).map_err(|e| Error::from(e).context(repo))?;
-            Undo::Undone
-        }
+        // Undone by the move it follows (`undo_steps`), once the directories are back.
+        Action::RepairWorktrees { .. } => Undo::Undone,
         Action::DeleteBranch {
             repo,
             source,
