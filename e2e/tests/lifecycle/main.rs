@@ -4,6 +4,7 @@
 mod add_remove_repo;
 mod concurrency;
 mod contract;
+mod crash;
 mod create;
 mod delete;
 mod doctor;

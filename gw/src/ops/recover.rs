@@ -54,6 +54,7 @@ fn phase_name(p: Phase) -> &'static str {
 
 fn status_name(s: StepStatus) -> &'static str {
     match s {
+        StepStatus::Planned => "planned",
         StepStatus::Intended => "intended",
         StepStatus::Done => "done",
         StepStatus::Undone => "undone",
@@ -217,7 +218,7 @@ fn complete(
         .iter()
         .rposition(|s| matches!(s.action, Action::SetState { .. }));
     for (i, step) in steps.iter_mut().enumerate() {
-        if Some(i) <= commit || step.status == StepStatus::Done {
+        if Some(i) <= commit || matches!(step.status, StepStatus::Done | StepStatus::Kept) {
             continue;
         }
         let result = match &step.action {

@@ -223,10 +223,19 @@ impl<'c, 'a> Tx<'c, 'a> {
     /// Records every action (one journal write), applies them — in parallel when
     /// `parallel` (they must touch different repositories) — and records what happened.
     pub fn run_all(&mut self, actions: Vec<Action>, parallel: bool) -> Vec<Result<()>> {
-        let indices = match self.journal.intend(actions.clone()) {
-            Ok(i) => i,
-            Err(e) => return actions.iter().map(|_| Err(journal_error_ref(&e))).collect(),
-        };
+        match self.journal.intend(actions.clone()) {
+            Ok(indices) => self.execute(&indices, parallel),
+            Err(e) => actions.iter().map(|_| Err(journal_error_ref(&e))).collect(),
+        }
+    }
+
+    /// Applies the recorded steps `indices` (stopping at the first failure unless
+    /// `parallel`) and records what happened (one journal write).
+    fn execute(&mut self, indices: &[usize], parallel: bool) -> Vec<Result<()>> {
+        let actions: Vec<Action> = indices
+            .iter()
+            .map(|&i| self.journal.record.steps[i].action.clone())
+            .collect();
         let ctx = self.ctx;
         let results: Vec<Result<()>> = if parallel {
             crate::parallel::map(&actions, |a| apply(ctx, a))
@@ -269,9 +278,32 @@ impl<'c, 'a> Tx<'c, 'a> {
     /// Applies the commit-point action (a state change); afterwards a failure no longer
     /// rolls back, it only leaves work for `gw doctor --fix` to finish.
     pub fn commit(&mut self, action: Action) -> Result<()> {
+        self.commit_with(action, Vec::new()).map(|_| ())
+    }
+
+    /// Like [`Tx::commit`], and records `then` — every step that completes the operation —
+    /// in the same durable write that marks the commit, so that a process killed at any
+    /// later point leaves a journal from which `gw doctor --fix` finishes all of it.
+    /// Returns the steps' indices, for [`Tx::run_planned`].
+    pub fn commit_with(&mut self, action: Action, then: Vec<Action>) -> Result<Vec<usize>> {
         self.run(action)?;
+        let first = self.journal.record.steps.len();
+        self.journal
+            .record
+            .steps
+            .extend(then.into_iter().map(|action| journal::Step {
+                action,
+                status: StepStatus::Planned,
+                error: None,
+            }));
         self.journal.record.phase = Phase::Committed;
-        self.journal.write().map_err(journal_error)
+        self.journal.write().map_err(journal_error)?;
+        Ok((first..self.journal.record.steps.len()).collect())
+    }
+
+    /// Carries out steps recorded by [`Tx::commit_with`].
+    pub fn run_planned(&mut self, indices: &[usize], parallel: bool) -> Vec<Result<()>> {
+        self.execute(indices, parallel)
     }
 
     /// Undoes every step, newest first. Returns each step's action and what undoing it did.
@@ -319,7 +351,10 @@ fn journal_error_ref(e: &journal::Error) -> Error {
 pub fn undo_steps(ctx: &Ctx<'_>, steps: &mut [journal::Step]) -> Vec<(Action, Undo)> {
     let mut out = Vec::new();
     for i in (0..steps.len()).rev() {
-        if matches!(steps[i].status, StepStatus::Undone | StepStatus::Kept) {
+        if matches!(
+            steps[i].status,
+            StepStatus::Undone | StepStatus::Kept | StepStatus::Planned
+        ) {
             continue;
         }
         let u = match &steps[i].action {
