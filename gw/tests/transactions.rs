@@ -6,7 +6,7 @@
 //! `state.json`. A fault before the commit point must leave the world exactly as it was; a
 //! fault after it must, once `gw doctor --fix`'s recovery has run, leave the world exactly
 //! as a run without the fault does.
-#![allow(clippy::disallowed_methods)]
+#![allow(clippy::disallowed_methods, clippy::print_stderr)]
 
 use std::path::Path;
 use std::sync::Arc;

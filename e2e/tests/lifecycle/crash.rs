@@ -6,6 +6,8 @@
 //! world: exactly the world before the command or exactly the world after it, git
 //! agreeing with `state.json`, no journal and no trash left, everything that existed
 //! before (a branch with a commit, dirty files, another workspace) intact.
+// The seed and the crash points are printed, so that a failure can be replayed.
+#![allow(clippy::print_stderr)]
 
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
