@@ -8,6 +8,7 @@ mod crash;
 mod create;
 mod delete;
 mod doctor;
+mod durability;
 mod errors;
 mod go_shell;
 mod gofixtures;
