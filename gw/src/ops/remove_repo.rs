@@ -76,6 +76,8 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
     ctx.config()?;
     let state = ctx.state()?;
     let ws = resolve::workspace(&state, opts.name.as_deref(), &ctx.env.cwd)?.clone();
+    // Before the teardown commands run: an interrupted operation on it comes first.
+    tx::check_pending(ctx, &[&ws.name])?;
     let mut names: Vec<String> = Vec::new();
     for entry in opts
         .repos
