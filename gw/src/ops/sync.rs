@@ -201,7 +201,14 @@ pub fn sync_repos(
                             .and_then(|w| w.repo(&r.repo_name))
                             .is_some_and(|e| e.worktree_path == r.worktree_path);
                         if here {
-                            inspect(ctx, r, false)
+                            // Keep what the first look found (a failed fetch).
+                            let mut again = inspect(ctx, r, false);
+                            let out = match &mut again {
+                                Stage::Done(out) => out,
+                                Stage::Behind(b) => &mut b.out,
+                            };
+                            out.warnings.splice(0..0, b.out.warnings);
+                            again
                         } else {
                             Stage::Done(b.out.done(
                                 Outcome::Failed,
