@@ -16,6 +16,19 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
     map_with(items, workers(), f)
 }
 
+/// Like [`map`], consuming the items (each is handed to `f` by value).
+pub fn map_owned<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let cells: Vec<Mutex<Option<T>>> = items.into_iter().map(|t| Mutex::new(Some(t))).collect();
+    map(&cells, |cell| {
+        let item = cell
+            .lock()
+            .expect("no worker panics while holding the lock")
+            .take()
+            .expect("each item is taken once");
+        f(item)
+    })
+}
+
 /// Like [`map`] with an explicit worker count.
 pub fn map_with<T: Sync, R: Send>(
     items: &[T],

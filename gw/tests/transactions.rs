@@ -1,16 +1,25 @@
-//! Fault injection through the transaction seam: every step of create and delete is made
-//! to fail, before and after it takes effect, and the world must come out consistent —
-//! nothing this invocation created remains, everything that existed before is intact,
-//! and git's worktree registrations agree with `state.json`.
-#![allow(clippy::disallowed_methods)]
+//! Fault injection through the transaction seam: every step of create, delete, add-repo,
+//! remove-repo, rename and reset is made to fail, before and after it takes effect, and
+//! the world must come out consistent — nothing this invocation created remains,
+//! everything that existed before is intact (byte for byte: branches with their commits,
+//! dirty files, other workspaces), and git's worktree registrations agree with
+//! `state.json`. A fault before the commit point must leave the world exactly as it was; a
+//! fault after it must, once `gw doctor --fix`'s recovery has run, leave the world exactly
+//! as a run without the fault does.
+#![allow(clippy::disallowed_methods, clippy::print_stderr)]
 
 use std::path::Path;
 use std::sync::Arc;
 
 use e2e::TestEnv;
 use grove::env::Env;
+use grove::error::{Code, Error};
+use grove::ops::add_repo::AddRepoOptions;
 use grove::ops::create::{CreateOptions, Selection, SourceFields};
 use grove::ops::delete::DeleteOptions;
+use grove::ops::remove_repo::RemoveRepoOptions;
+use grove::ops::rename::RenameOptions;
+use grove::ops::reset::ResetOptions;
 use grove::ops::tx::Faults;
 use grove::ops::{self, Ctx, Quiet};
 
@@ -65,12 +74,23 @@ impl World {
         f(&ctx)
     }
 
-    /// Everything a failed operation must leave as it found.
+    /// Everything a failed operation must leave as it found: state, every repository's
+    /// branches (with their commits), worktree registrations and status, every file of
+    /// every worktree of every workspace (with its HEAD and status), the workspace
+    /// directory's tree and the journals. Paths are relative to the test root and
+    /// `created_at` is dropped, so that snapshots of two worlds can be compared.
     fn snapshot(&self) -> String {
         let mut out = String::new();
-        out.push_str(
-            &std::fs::read_to_string(self.env.grove_home.join("state.json")).unwrap_or_default(),
-        );
+        let state =
+            std::fs::read_to_string(self.env.grove_home.join("state.json")).unwrap_or_default();
+        if let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&state) {
+            for w in v.as_array_mut().into_iter().flatten() {
+                w.as_object_mut().unwrap().remove("created_at");
+            }
+            out.push_str(&serde_json::to_string_pretty(&v).unwrap());
+        } else {
+            out.push_str(&state);
+        }
         for r in ["api", "web", "svc"] {
             let dir = self.env.repos.join(r);
             out.push_str(&format!("\n== {r}\n"));
@@ -87,15 +107,38 @@ impl World {
             out.push('\n');
             out.push_str(&self.env.git(&dir, &["status", "--porcelain"]));
         }
-        out.push_str(&format!(
-            "\n== workspaces\n{:?}",
-            listing(&self.env.workspace_dir())
-        ));
+        let ws_dir = self.env.workspace_dir();
+        out.push_str(&format!("\n== workspaces\n{:?}", e2e::tree(&ws_dir, 3)));
+        for ws in listing(&ws_dir) {
+            for repo in listing(&ws_dir.join(&ws)) {
+                let wt = ws_dir.join(&ws).join(&repo);
+                if !wt.join(".git").is_file() {
+                    continue;
+                }
+                let st = self.env.worktree_state(&wt);
+                out.push_str(&format!(
+                    "\n== {ws}/{repo}: HEAD {} on {:?}\n{}\n",
+                    st.head, st.branch, st.status
+                ));
+                for (path, bytes) in st.files {
+                    out.push_str(&format!("{path}: {:?}\n", String::from_utf8_lossy(&bytes)));
+                }
+            }
+        }
         out.push_str(&format!(
             "\n== operations\n{:?}",
             listing(&self.env.grove_home.join("operations"))
         ));
-        out
+        out.replace(e2e::s(&self.env.root), "<root>")
+    }
+
+    /// Runs recovery (what `gw doctor --fix` does first) and asserts it completed.
+    fn recover(&self) {
+        let recovered = self.with_ctx(None, ops::recover::recover_all).unwrap();
+        assert!(
+            recovered.iter().all(|r| r.outcome == "completed"),
+            "{recovered:?}"
+        );
     }
 }
 
@@ -138,41 +181,118 @@ fn branch_tip(env: &TestEnv, repo: &str, branch: &str) -> Option<String> {
     (r.status == 0).then(|| r.stdout.trim().to_string())
 }
 
-#[test]
-fn every_step_of_create_fails_cleanly() {
+/// Runs `op` once without a fault, then once per step with that step failing before it
+/// takes effect and once with it failing after, each time in a fresh world made by
+/// `prepare`. A run the fault made fail before its commit point must leave the world as it
+/// found it; one that got past it leaves a journal, and after recovery the world must be
+/// exactly what the run without a fault produced. `check` looks at that successful
+/// world. Returns the number of faults injected.
+fn every_fault(
+    prepare: impl Fn(&World),
+    op: impl Fn(&Ctx<'_>) -> Result<(), Error>,
+    check: impl Fn(&World),
+) -> usize {
+    let clean = World::new();
+    prepare(&clean);
+    clean
+        .with_ctx(None, &op)
+        .expect("without a fault the command succeeds");
+    check(&clean);
+    clean.env.assert_git_agrees_with_state();
+    let success = clean.snapshot();
+
     let mut covered = 0;
     for after in [false, true] {
+        let when = if after { "after" } else { "before" };
         for at in 0.. {
             let w = World::new();
+            prepare(&w);
             let before = w.snapshot();
             let faults = Faults::new(at, after);
-            let result = w.with_ctx(Some(faults.clone()), |ctx| {
-                ops::create::create(ctx, opts("feat", &["api", "web", "svc"]))
-            });
+            let result = w.with_ctx(Some(faults.clone()), &op);
             if faults.seen() <= at {
-                result.expect("with no fault the create succeeds");
-                assert!(
-                    w.env.workspace_dir().join("feat/web/pre.txt").exists(),
-                    "web's existing branch is checked out"
-                );
+                result.expect("with no fault the command succeeds");
                 break;
             }
-            let err = result.expect_err("the injected fault fails the create");
-            assert_ne!(
-                err.code,
-                grove::error::Code::RecoveryPending,
-                "rollback completes: {}",
-                err.message
-            );
-            assert_eq!(
-                w.snapshot(),
-                before,
-                "fault at step {at} ({}) left traces",
-                if after { "after" } else { "before" }
-            );
             covered += 1;
+            if let Err(e) = &result {
+                assert_ne!(
+                    e.code,
+                    Code::RecoveryPending,
+                    "fault {when} step {at}: the rollback completes: {}",
+                    e.message
+                );
+            }
+            if listing(&w.env.grove_home.join("operations")).is_empty() {
+                // Stopped before the commit point: everything is back as it was.
+                assert!(
+                    result.is_err(),
+                    "fault {when} step {at}: a rolled-back command reports a failure"
+                );
+                assert_eq!(w.snapshot(), before, "fault {when} step {at} left traces");
+            } else {
+                // Past the commit point: recovery finishes the job.
+                w.recover();
+                assert_eq!(
+                    w.snapshot(),
+                    success,
+                    "fault {when} step {at}: recovery did not finish the job"
+                );
+            }
+            w.env.assert_git_agrees_with_state();
         }
     }
+    covered
+}
+
+fn create_feat(w: &World, repos: &[&str]) {
+    w.with_ctx(None, |ctx| ops::create::create(ctx, opts("feat", repos)))
+        .unwrap();
+}
+
+/// A modified tracked file and an untracked one in workspace `feat`'s `repo`.
+fn make_dirty(w: &World, repo: &str) {
+    let wt = w.env.workspace_dir().join("feat").join(repo);
+    std::fs::write(wt.join("README.md"), "changed, not committed\n").unwrap();
+    std::fs::write(wt.join("scratch.txt"), "untracked work\n").unwrap();
+}
+
+fn failure(e: Option<&Error>) -> Result<(), Error> {
+    match e {
+        Some(e) => Err(e.clone()),
+        None => Ok(()),
+    }
+}
+
+fn state_repos(w: &World, ws: &str) -> Vec<String> {
+    let state = w.env.state();
+    let entry = state
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == ws)
+        .unwrap_or_else(|| panic!("no workspace {ws} in {state:#}"));
+    entry["repos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["repo_name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn every_step_of_create_fails_cleanly() {
+    let covered = every_fault(
+        |_| {},
+        |ctx| ops::create::create(ctx, opts("feat", &["api", "web", "svc"])).map(|_| ()),
+        |w| {
+            assert!(
+                w.env.workspace_dir().join("feat/web/pre.txt").exists(),
+                "web's existing branch is checked out"
+            );
+        },
+    );
+    eprintln!("create: {covered} faults");
     assert!(
         covered >= 10,
         "create has at least five steps to fail, before and after ({covered})"
@@ -181,71 +301,170 @@ fn every_step_of_create_fails_cleanly() {
 
 #[test]
 fn every_step_of_delete_fails_cleanly_or_is_completed_by_recovery() {
-    let mut covered = 0;
-    for after in [false, true] {
-        for at in 0.. {
-            let w = World::new();
-            w.with_ctx(None, |ctx| {
-                ops::create::create(ctx, opts("feat", &["api", "web", "svc"]))
-            })
-            .unwrap();
-            let web_tip = branch_tip(&w.env, "web", "feat");
-            let before = w.snapshot();
-            let faults = Faults::new(at, after);
-            let result = w.with_ctx(Some(faults.clone()), |ctx| {
-                ops::delete::delete(
-                    ctx,
-                    DeleteOptions {
-                        names: vec!["feat".into()],
-                        force: false,
-                        expect: None,
-                    },
-                )
-            });
-            let report = result.expect("delete reports per workspace");
-            if faults.seen() <= at {
-                assert!(report.failure().is_none());
-                break;
-            }
-            covered += 1;
-            let state = std::fs::read_to_string(w.env.grove_home.join("state.json")).unwrap();
-            if state.contains("\"feat\"") {
-                // Failed before the commit point: everything is back as it was.
-                assert!(report.failure().is_some());
-                assert_eq!(
-                    w.snapshot(),
-                    before,
-                    "fault at step {at} ({after}) left traces"
-                );
-                continue;
-            }
-            // Past the commit point: recovery finishes the job.
-            let recovered = w.with_ctx(None, ops::recover::recover_all).unwrap();
-            assert!(
-                recovered.iter().all(|r| r.outcome == "completed"),
-                "{recovered:?}"
-            );
+    let web_tip = std::sync::OnceLock::new();
+    let covered = every_fault(
+        |w| {
+            create_feat(w, &["api", "web", "svc"]);
+            let _ = web_tip.set(branch_tip(&w.env, "web", "feat"));
+        },
+        |ctx| {
+            let report = ops::delete::delete(
+                ctx,
+                DeleteOptions {
+                    names: vec!["feat".into()],
+                    force: false,
+                    expect: None,
+                },
+            )?;
+            failure(report.failure())
+        },
+        |w| {
             assert_eq!(branch_tip(&w.env, "api", "feat"), None);
             assert_eq!(branch_tip(&w.env, "svc", "feat"), None);
             assert_eq!(
                 branch_tip(&w.env, "web", "feat"),
-                web_tip,
+                *web_tip.get().unwrap(),
                 "the pre-existing branch survives"
             );
-            assert!(!state.contains("\"feat\""));
-            for r in ["api", "web", "svc"] {
-                let list = w
-                    .env
-                    .git(&w.env.repos.join(r), &["worktree", "list", "--porcelain"]);
-                assert!(
-                    !list.contains("/feat/"),
-                    "{r}: a registration of the deleted workspace remains:\n{list}"
-                );
-            }
-            assert!(listing(&w.env.grove_home.join("operations")).is_empty());
+            assert!(!w.env.workspace_dir().join("feat").exists());
             assert!(w.env.repos.join("api/notes.txt").exists());
             assert!(w.env.workspace_dir().join("other/api").is_dir());
-        }
-    }
+        },
+    );
+    eprintln!("delete: {covered} faults");
     assert!(covered >= 8, "delete has several steps to fail ({covered})");
+}
+
+#[test]
+fn every_step_of_add_repo_fails_cleanly() {
+    let covered = every_fault(
+        |w| {
+            create_feat(w, &["api"]);
+            make_dirty(w, "api");
+        },
+        |ctx| {
+            let report = ops::add_repo::add_repo(
+                ctx,
+                AddRepoOptions {
+                    name: Some("feat".into()),
+                    repos: vec!["web".into(), "svc".into()],
+                    expect: None,
+                },
+            )?;
+            failure(report.failure.as_ref())
+        },
+        |w| {
+            assert_eq!(state_repos(w, "feat"), ["api", "web", "svc"]);
+            assert!(
+                w.env.workspace_dir().join("feat/web/pre.txt").exists(),
+                "web's existing branch is checked out"
+            );
+        },
+    );
+    // Two worktrees added in parallel and the state change, each failed before and after.
+    assert_eq!(covered, 6, "add-repo's fault points");
+}
+
+#[test]
+fn every_step_of_remove_repo_fails_cleanly_or_is_completed_by_recovery() {
+    let covered = every_fault(
+        |w| {
+            create_feat(w, &["api", "web", "svc"]);
+            make_dirty(w, "web");
+        },
+        |ctx| {
+            let report = ops::remove_repo::remove_repo(
+                ctx,
+                RemoveRepoOptions {
+                    name: Some("feat".into()),
+                    repos: vec!["api".into(), "svc".into()],
+                    force: false,
+                    expect: None,
+                },
+            )?;
+            failure(report.failure.as_ref())
+        },
+        |w| {
+            assert_eq!(state_repos(w, "feat"), ["web"]);
+            assert_eq!(branch_tip(&w.env, "api", "feat"), None);
+            assert_eq!(branch_tip(&w.env, "svc", "feat"), None);
+            assert!(!w.env.workspace_dir().join("feat/api").exists());
+        },
+    );
+    // Two quarantine moves and the state change (the commit point), then two prunes and
+    // two branch deletions, each failed before and after.
+    assert_eq!(covered, 14, "remove-repo's fault points");
+}
+
+#[test]
+fn every_step_of_rename_fails_cleanly() {
+    let covered = every_fault(
+        |w| {
+            create_feat(w, &["api", "web", "svc"]);
+            make_dirty(w, "api");
+        },
+        |ctx| {
+            ops::rename::rename(
+                ctx,
+                RenameOptions {
+                    name: Some("feat".into()),
+                    to: "renamed".into(),
+                    expect: None,
+                },
+            )
+            .map(|_| ())
+        },
+        |w| {
+            assert_eq!(state_repos(w, "renamed"), ["api", "web", "svc"]);
+            assert_eq!(
+                std::fs::read_to_string(w.env.workspace_dir().join("renamed/api/scratch.txt"))
+                    .unwrap(),
+                "untracked work\n"
+            );
+            assert!(!w.env.workspace_dir().join("feat").exists());
+        },
+    );
+    // The move, three registration repairs and the state change, before and after.
+    assert_eq!(covered, 10, "rename's fault points");
+}
+
+#[test]
+fn every_step_of_reset_fails_cleanly() {
+    let covered = every_fault(
+        |w| {
+            create_feat(w, &["api", "web", "svc"]);
+            let ws = w.env.workspace_dir().join("feat");
+            // api wandered to a branch of its own, svc to a detached HEAD; web is on its
+            // branch with uncommitted work (synced around, never touched).
+            w.env.git(&ws.join("api"), &["switch", "-q", "-c", "side"]);
+            w.env
+                .commit(&ws.join("api"), "side.txt", "side\n", "on the side");
+            w.env.git(&ws.join("svc"), &["switch", "-q", "--detach"]);
+            make_dirty(w, "web");
+        },
+        |ctx| {
+            let report = ops::reset::reset(
+                ctx,
+                ResetOptions {
+                    name: Some("feat".into()),
+                    discard: false,
+                    expect: None,
+                },
+            )?;
+            failure(report.0.failure.as_ref())
+        },
+        |w| {
+            let ws = w.env.workspace_dir().join("feat");
+            for repo in ["api", "svc"] {
+                assert_eq!(
+                    w.env.git(&ws.join(repo), &["branch", "--show-current"]),
+                    "feat",
+                    "{repo} is back on its branch"
+                );
+            }
+            assert!(branch_tip(&w.env, "api", "side").is_some());
+        },
+    );
+    // Two switches (in parallel), each failed before and after.
+    assert_eq!(covered, 4, "reset's fault points");
 }

@@ -281,3 +281,64 @@ fn a_worktree_switched_to_another_branch_keeps_that_branch() {
     assert!(!env.ws("ws").exists());
     env.assert_git_agrees_with_state();
 }
+
+/// A workspace holding 100,000 ignored files (a `node_modules`) is deleted at once: the
+/// command returns with the workspace gone from state and from its place while its bytes
+/// still sit in `<workspace_dir>/.trash/`, where a detached `gw unlink-trash` removes them.
+#[test]
+fn deleting_a_huge_workspace_returns_before_its_bytes_are_gone() {
+    let env = TestEnv::with_repos(&["api"]);
+    let api = env.repos.join("api");
+    env.commit(&api, ".gitignore", "node_modules/\n", "ignore node_modules");
+    env.git(&api, &["push", "-q", "origin", "main"]);
+    env.gw(&["create", "big", "-b", "feat/big", "-r", "api"])
+        .success();
+    let modules = env.ws("big").join("api/node_modules");
+    for d in 0..100 {
+        let dir = modules.join(format!("pkg-{d:03}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..1000 {
+            std::fs::File::create(dir.join(format!("f{f:04}.js"))).unwrap();
+        }
+    }
+    let status = env
+        .gw(&["status", "big", "--format", "json"])
+        .success()
+        .result();
+    assert_eq!(
+        status["repos"][0]["changed"], 0,
+        "ignored files are not changes: {status:#}"
+    );
+
+    let r = env
+        .gw(&["delete", "big", "--format", "json"])
+        .success()
+        .result();
+    // Right after it returned: gone from state and from its place ...
+    assert_eq!(r["deleted"][0]["outcome"], "deleted", "{r:#}");
+    assert!(names_in_state(&env).is_empty());
+    assert!(!env.ws("big").exists());
+    // ... while the quarantined bytes are still being removed.
+    let trash = env.workspace_dir().join(".trash");
+    let quarantined: Vec<_> = std::fs::read_dir(&trash)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(quarantined.len(), 1, "{quarantined:?}");
+    assert!(
+        quarantined[0].join("api/node_modules").is_dir(),
+        "the bytes outlive the command"
+    );
+    env.assert_git_agrees_with_state();
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while quarantined[0].exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the quarantined workspace was not removed within 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    assert_eq!(r["healthy"], true, "{r:#}");
+}

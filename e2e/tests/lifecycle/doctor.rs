@@ -214,18 +214,12 @@ fn doctor_fix_rolls_back_an_interrupted_rename() {
             .extend(extra.as_object().unwrap().clone());
         v
     };
-    let mut steps = Vec::new();
-    for repo in ["api", "web"] {
-        steps.push(step(
-            "repair_worktrees",
-            serde_json::json!({ "repo": repo, "source": s(&env.repos.join(repo)), "paths": [s(&old.join(repo))] }),
-        ));
-    }
-    steps.push(step(
+    let mut steps = vec![step(
         "move_dir",
         serde_json::json!({ "from": s(&old), "to": s(&new) }),
-    ));
-    // ... and after git was told where the worktrees went.
+    )];
+    // ... and after git was told where the worktrees went. Rolling back must move the
+    // directory back and then point git at the old paths again.
     for repo in ["api", "web"] {
         env.git(
             &env.repos.join(repo),
@@ -272,5 +266,80 @@ fn doctor_fix_rolls_back_an_interrupted_rename() {
     let r = env.gw(&["doctor", "--format", "json"]).success().result();
     assert_eq!(kinds(&r), Vec::<String>::new(), "{r:#}");
     env.gw(&["sync", "a"]).success();
+    env.assert_git_agrees_with_state();
+}
+
+/// A journal grove cannot read is reported, never deleted, and blocks every fix that
+/// removes something (it may describe exactly that); once it is moved away, the same fixes
+/// go through.
+#[test]
+fn an_unreadable_journal_is_reported_and_blocks_destructive_fixes() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.gw(&["create", "gone", "-b", "feat/gone", "-r", "api"])
+        .success();
+    std::fs::remove_dir_all(env.workspace_dir().join("gone")).unwrap();
+    let trash = env.workspace_dir().join(".trash/zombie-1234");
+    std::fs::create_dir_all(trash.join("api")).unwrap();
+    std::fs::write(trash.join("api/file"), "bytes\n").unwrap();
+    let ops = env.grove_home.join("operations");
+    std::fs::create_dir_all(&ops).unwrap();
+    let bad = ops.join("20260101T000000000000000-1-0-delete-gone.json");
+    std::fs::write(&bad, "{\"version\": 1, \"id\": ").unwrap();
+
+    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let mut found = kinds(&r);
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "journal_unreadable",
+            "leftover_trash",
+            "workspace_dir_missing"
+        ],
+        "{r:#}"
+    );
+    let issue = &r["issues"][0];
+    assert_eq!(issue["kind"], "journal_unreadable");
+    assert!(issue["issue"].as_str().unwrap().contains(s(&bad)), "{r:#}");
+
+    let before = env.snapshot();
+    let r = env
+        .gw(&["doctor", "--fix", "--format", "json"])
+        .success()
+        .result();
+    assert_eq!(r["fixed"], 0, "{r:#}");
+    for i in r["issues"].as_array().unwrap() {
+        assert_eq!(i["outcome"], "left", "{i:#}");
+        if i["kind"] != "journal_unreadable" {
+            assert!(
+                i["detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains("journal cannot be read"),
+                "{i:#}"
+            );
+        }
+    }
+    env.assert_unchanged(&before);
+    assert_eq!(
+        std::fs::read_to_string(&bad).unwrap(),
+        "{\"version\": 1, \"id\": ",
+        "the journal is left as it was"
+    );
+    assert!(trash.join("api/file").exists(), "the trash is left alone");
+
+    // Moved away by hand: the fixes go through.
+    std::fs::rename(&bad, env.root.join("bad-journal.json")).unwrap();
+    let r = env
+        .gw(&["doctor", "--fix", "--format", "json"])
+        .success()
+        .result();
+    assert_eq!(
+        (r["fixed"].as_u64(), r["left"].as_u64()),
+        (Some(2), Some(0)),
+        "{r:#}"
+    );
+    assert!(!trash.exists());
+    assert_eq!(env.state(), serde_json::json!([]));
     env.assert_git_agrees_with_state();
 }

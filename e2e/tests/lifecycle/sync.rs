@@ -208,3 +208,50 @@ fn sync_fails_cleanly_when_pre_sync_fails() {
     assert_eq!(env.worktree_state(&api), before);
     env.assert_git_agrees_with_state();
 }
+
+/// Hooks run outside grove's locks, since a hook may call gw: a `pre_sync` hook that asks
+/// for the workspace's status and runs a command that takes the workspace lock
+/// (`add-repo` of a repository already there) works, and so does a `post_sync` one.
+#[test]
+fn sync_hooks_may_call_gw_on_the_same_workspace() {
+    let mut env = TestEnv::with_repos(&["api"]);
+    // Short enough that a hook blocked on the lock fails the test quickly.
+    env.set_env("GW_LOCK_TIMEOUT_MS", "3000");
+    let out = env.root.join("hook-out");
+    std::fs::create_dir_all(&out).unwrap();
+    let gw = e2e::gw_bin().to_str().unwrap().to_string();
+    let call =
+        |args: &str, file: &str| format!("'{gw}' {args} --format json > '{}'", s(&out.join(file)));
+    std::fs::write(
+        env.repos.join("api/.grove.toml"),
+        format!(
+            "pre_sync = [{:?}, {:?}]\npost_sync = {:?}\n",
+            call("status feat-x", "pre-status.json"),
+            call("add-repo feat-x -r api", "pre-add.json"),
+            call("add-repo feat-x -r api", "post-add.json"),
+        ),
+    )
+    .unwrap();
+    env.gw(&["create", "feat-x", "-b", "feat/x", "-r", "api"])
+        .success();
+    env.push_upstream("api", "main", "a.txt", "a\n");
+
+    let r = env
+        .gw(&["sync", "feat-x", "--format", "json"])
+        .success()
+        .result();
+    assert_eq!(repo(&r, "api")["outcome"], "rebased", "{r:#}");
+    let read = |file: &str| -> Value {
+        let text = std::fs::read_to_string(out.join(file)).unwrap();
+        let v: Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{file}: {e}: {text}"));
+        assert_eq!(v["ok"], true, "{file}: {v:#}");
+        v["result"].clone()
+    };
+    let status = read("pre-status.json");
+    assert_eq!(status["workspace"], "feat-x", "{status:#}");
+    for file in ["pre-add.json", "post-add.json"] {
+        assert_eq!(read(file)["repos"][0]["outcome"], "already_present");
+    }
+    env.assert_git_agrees_with_state();
+}

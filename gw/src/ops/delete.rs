@@ -126,8 +126,12 @@ pub fn delete(ctx: &Ctx<'_>, opts: DeleteOptions) -> Result<DeleteReport> {
     };
     for name in names {
         let state = ctx.state()?;
-        let ws = match resolve::by_name(&state, &name) {
-            Ok(ws) => ws.clone(),
+        // An interrupted operation on this name comes first, even when it already dropped
+        // the workspace from state (a delete killed after its commit point).
+        let found = tx::check_pending(ctx, &[&name])
+            .and_then(|()| resolve::by_name(&state, &name).cloned());
+        let ws = match found {
+            Ok(ws) => ws,
             Err(e) => {
                 report.deleted.push(Deletion {
                     name: name.clone(),
@@ -597,15 +601,9 @@ fn delete_one(
     {
         return Err(rolled_back(tx, ws, e));
     }
-    if let Err(e) = tx.commit(Action::SetState {
-        name: ws.name.clone(),
-        before: Some(Box::new(ws.clone())),
-        after: None,
-    }) {
-        return Err(rolled_back(tx, ws, e));
-    }
-
-    // Past the commit point: the workspace is gone from state. What is left completes it.
+    // What completes the delete is decided now and recorded with the commit point, so
+    // that a process killed after it leaves a journal that finishes all of it: git forgets
+    // the moved worktrees, then the branches grove created go.
     let mut prunes: Vec<Action> = Vec::new();
     for r in ws.repos.iter().filter(|r| r.source_repo.is_dir()) {
         if !prunes
@@ -618,7 +616,6 @@ fn delete_one(
             });
         }
     }
-    let mut complete = tx.run_all(prunes, true).into_iter().all(|r| r.is_ok());
     let mut notes: Vec<(String, String)> = Vec::new();
     let mut deletes = Vec::new();
     for r in ws.repos.iter().filter(|r| r.source_repo.is_dir()) {
@@ -636,7 +633,27 @@ fn delete_one(
             Fate::Gone => {}
         }
     }
-    for (action, result) in deletes.clone().into_iter().zip(tx.run_all(deletes, true)) {
+    let n_prunes = prunes.len();
+    let then: Vec<Action> = prunes.into_iter().chain(deletes.iter().cloned()).collect();
+    let planned = match tx.commit_with(
+        Action::SetState {
+            name: ws.name.clone(),
+            before: Some(Box::new(ws.clone())),
+            after: None,
+        },
+        then,
+    ) {
+        Ok(p) => p,
+        Err(e) => return Err(rolled_back(tx, ws, e)),
+    };
+
+    // Past the commit point: the workspace is gone from state. What is left completes it.
+    let (prune_steps, delete_steps) = planned.split_at(n_prunes);
+    let mut complete = tx
+        .run_planned(prune_steps, true)
+        .into_iter()
+        .all(|r| r.is_ok());
+    for (action, result) in deletes.into_iter().zip(tx.run_planned(delete_steps, true)) {
         if let (Action::DeleteBranch { repo, branch, .. }, Err(e)) = (action, result) {
             complete = false;
             let why = format!("could not delete branch {branch}: {}", e.message);

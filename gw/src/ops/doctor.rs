@@ -125,6 +125,21 @@ pub enum Fix {
     McpCleanup,
 }
 
+impl Fix {
+    /// Whether the repair removes something (a registration, a state entry, bytes).
+    fn is_destructive(&self) -> bool {
+        match self {
+            Fix::PruneRegistrations { .. }
+            | Fix::DropWorkspace { .. }
+            | Fix::DropRepo { .. }
+            | Fix::RemoveTrash { .. }
+            | Fix::Recover { .. } => true,
+            // Backed up first, and `gw-migrate restore` undoes it.
+            Fix::Repair { .. } | Fix::McpCleanup => false,
+        }
+    }
+}
+
 /// What the checks look at.
 pub struct Checkup<'a> {
     pub home: &'a GroveHome,
@@ -137,6 +152,9 @@ pub struct Checkup<'a> {
     /// Interrupted operations (and unreadable journals) in `operations/`; `Err` when the
     /// directory cannot be read.
     pub interrupted: std::result::Result<Vec<Interrupted>, String>,
+    /// Directories that readable journals (of running or interrupted operations) moved
+    /// something into: trash that belongs to an operation, not leftovers.
+    pub journaled: Vec<PathBuf>,
 }
 
 /// A check: independent of the others, it returns the issues it finds.
@@ -212,7 +230,13 @@ pub fn doctor(ctx: &Ctx<'_>, opts: DoctorOptions) -> Result<DoctorReport> {
             ops.extend(rest);
             issues = ops;
         }
-        apply(ctx, &mut issues);
+        // An unreadable journal may describe work on anything: nothing is removed while
+        // one exists (recovery is blocked by `recover_all` for the same reason).
+        let blocked = issues
+            .iter()
+            .find(|i| i.kind == "journal_unreadable")
+            .map(|i| i.issue.clone());
+        apply(ctx, &mut issues, blocked.as_deref());
         for i in &issues {
             match i.outcome {
                 Some(Outcome::Fixed) => report.fixed += 1,
@@ -267,6 +291,7 @@ fn with_checkup<T>(ctx: &Ctx<'_>, f: impl FnOnce(&Checkup<'_>) -> T) -> T {
         state: state.as_ref(),
         state_error,
         interrupted: recover::interrupted(ctx).map_err(|e| e.message.clone()),
+        journaled: recover::journaled_paths(ctx),
     };
     f(&checkup)
 }
@@ -642,7 +667,12 @@ fn check_trash(c: &Checkup<'_>) -> Vec<Issue> {
         })
         .unwrap_or_default();
     let mut out = Vec::new();
-    for t in trash_entries(c) {
+    // Trash an operation recorded is that operation's: it is restored or removed when the
+    // operation finishes or is recovered.
+    for t in trash_entries(c)
+        .into_iter()
+        .filter(|t| !c.journaled.contains(t))
+    {
         match workspaces.iter().find(|(_, p)| belongs_to(&t, p)) {
             // A missing workspace with bytes in the trash is reported by `check_workspaces`.
             Some((_, p)) if !fsx::exists(p) => {}
@@ -713,7 +743,6 @@ fn belongs_to(trash: &Path, workspace: &Path) -> bool {
 
 // ---- repairs ----
 
-/// Applies every fixable issue's repair and sets each issue's outcome.
 /// Leftovers of the Go grove's MCP era (a `grove` entry of another tool is never one):
 /// the library decides what is grove's, for doctor and `gw-migrate` alike.
 fn check_mcp(c: &Checkup<'_>) -> Vec<Issue> {
@@ -735,7 +764,9 @@ fn check_mcp(c: &Checkup<'_>) -> Vec<Issue> {
         .collect()
 }
 
-fn apply(ctx: &Ctx<'_>, issues: &mut [Issue]) {
+/// Applies every fixable issue's repair and sets each issue's outcome. With `blocked` (an
+/// unreadable journal), destructive repairs are left, naming it.
+fn apply(ctx: &Ctx<'_>, issues: &mut [Issue], blocked: Option<&str>) {
     let mut mcp: Option<std::result::Result<crate::legacy::cleanup::Fixed, String>> = None;
     // Git and file repairs first; state edits are then made in one update.
     let mut drops: Vec<usize> = Vec::new();
@@ -748,6 +779,15 @@ fn apply(ctx: &Ctx<'_>, issues: &mut [Issue]) {
             ));
             continue;
         };
+        if let Some(why) = blocked.filter(|_| fix.is_destructive())
+            && issue.outcome.is_none()
+        {
+            issue.outcome = Some(Outcome::Left);
+            issue.detail = Some(format!(
+                "not repaired while an operation journal cannot be read (it may describe this): {why}"
+            ));
+            continue;
+        }
         let result = match &fix {
             Fix::PruneRegistrations { source } => prune(source),
             Fix::DropWorkspace { sources, .. } => {
@@ -761,7 +801,10 @@ fn apply(ctx: &Ctx<'_>, issues: &mut [Issue]) {
             Fix::Repair { source, path } => {
                 git::worktree_repair(source, &[path.as_path()]).map_err(|e| e.to_string())
             }
-            Fix::RemoveTrash { path } => fsx::remove_dir_all(path).map_err(|e| e.to_string()),
+            // The same removal as the background `gw unlink-trash`, which may still be at it.
+            Fix::RemoveTrash { path } => crate::ops::delete::unlink_trash(path)
+                .map(|_| ())
+                .map_err(|e| e.message.clone()),
             // Done by `recover` before the other fixes.
             Fix::Recover { .. } => continue,
             Fix::McpCleanup => {

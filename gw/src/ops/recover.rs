@@ -54,6 +54,7 @@ fn phase_name(p: Phase) -> &'static str {
 
 fn status_name(s: StepStatus) -> &'static str {
     match s {
+        StepStatus::Planned => "planned",
         StepStatus::Intended => "intended",
         StepStatus::Done => "done",
         StepStatus::Undone => "undone",
@@ -95,6 +96,24 @@ fn describe(f: &Found) -> Interrupted {
             corrupt: Some(format!("{}: {e}", f.path.display())),
         },
     }
+}
+
+/// Where the readable journals (of running and interrupted operations alike) moved
+/// directories to: quarantined worktrees and workspaces that are theirs to restore or
+/// remove, not leftovers.
+pub fn journaled_paths(ctx: &Ctx<'_>) -> Vec<std::path::PathBuf> {
+    let Ok(found) = journal::scan(&ctx.home, false) else {
+        return Vec::new();
+    };
+    found
+        .iter()
+        .filter_map(|f| f.record.as_ref().ok())
+        .flat_map(|r| r.steps.iter())
+        .filter_map(|s| match &s.action {
+            Action::MoveDir { to, .. } => Some(to.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Finishes or rolls back every interrupted operation. Refuses (recovers nothing) while a
@@ -199,7 +218,7 @@ fn complete(
         .iter()
         .rposition(|s| matches!(s.action, Action::SetState { .. }));
     for (i, step) in steps.iter_mut().enumerate() {
-        if Some(i) <= commit || step.status == StepStatus::Done {
+        if Some(i) <= commit || matches!(step.status, StepStatus::Done | StepStatus::Kept) {
             continue;
         }
         let result = match &step.action {

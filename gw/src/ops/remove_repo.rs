@@ -78,6 +78,8 @@ struct Refusal {
 /// `gw remove-repo [NAME] -r … [--force]`.
 pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoReport> {
     let (ws, names, targets) = validate(ctx, &opts)?;
+    // Before the teardown commands run: an interrupted operation on it comes first.
+    tx::check_pending(ctx, &[&ws.name])?;
     let mut report = RemoveRepoReport {
         workspace: ws.name.clone(),
         path: ws.path.clone(),
@@ -181,76 +183,95 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
     after
         .repos
         .retain(|r| !targets.iter().any(|t| t.repo_name == r.repo_name));
-    let committed = match moved.into_iter().find_map(Result::err) {
-        Some(e) => Err(e),
-        None => tx.commit(Action::SetState {
-            name: ws.name.clone(),
-            before: Some(Box::new(ws.clone())),
-            after: Some(Box::new(after)),
-        }),
-    };
-    if let Err(cause) = committed {
-        let id = tx.id().to_string();
-        let (_, clean) = tx.rollback();
-        for r in &targets {
-            report.repos.push(RepoResult {
-                repo: r.repo_name.clone(),
-                outcome: Outcome::Failed,
-                branch: r.branch.clone(),
-                path: r.worktree_path.clone(),
-                detail: Some(cause.message.clone()),
-            });
-        }
-        report
-            .repos
-            .sort_by_key(|r| names.iter().position(|n| *n == r.repo));
-        report.count = report.repos.len();
-        report.failure = Some(if clean {
-            cause
-                .context(format!(
-                    "cannot remove from workspace `{}`; nothing was changed",
-                    ws.name
-                ))
-                .with_details(json!({ "workspace": ws.name, "operation": id }))
-        } else {
-            let mut pending = tx::recovery_pending(&id, &ws.name, Kind::RemoveRepo);
-            pending.message = format!(
-                "cannot remove from workspace `{}`: {}; restoring failed too",
-                ws.name, cause.message
-            );
-            pending
-        });
-        return Ok(report);
-    }
-
-    // Past the commit point: the repositories are gone from state. What is left completes
-    // the removal: git forgets the moved worktrees, and the branches grove created go.
-    let mut prunes: Vec<Action> = Vec::new();
-    for r in targets.iter().filter(|r| r.source_repo.is_dir()) {
-        prunes.push(Action::PruneWorktrees {
-            repo: r.repo_name.clone(),
-            source: r.source_repo.clone(),
-        });
-    }
-    let mut complete = tx.run_all(prunes, true).into_iter().all(|r| r.is_ok());
+    // What completes the removal (git forgets the moved worktrees, then the branches grove
+    // created go) is decided now and recorded with the commit point, so that a process
+    // killed after it leaves a journal that finishes all of it.
     let mut notes: Vec<(String, String)> = Vec::new();
     let mut deletes = Vec::new();
-    for r in targets.iter().filter(|r| r.source_repo.is_dir()) {
-        match delete::branch_fate(r, opts.force) {
-            Fate::Delete(tip) => deletes.push(Action::DeleteBranch {
-                repo: r.repo_name.clone(),
-                source: r.source_repo.clone(),
-                branch: r.branch.clone(),
-                tip,
-            }),
-            Fate::Keep(why) => {
-                report.warnings.push(format!("{}: {why}", r.repo_name));
-                notes.push((r.repo_name.clone(), why));
+    let mut n_prunes = 0;
+    let committed = match moved.into_iter().find_map(Result::err) {
+        Some(e) => Err(e),
+        None => {
+            let mut then: Vec<Action> = targets
+                .iter()
+                .filter(|r| r.source_repo.is_dir())
+                .map(|r| Action::PruneWorktrees {
+                    repo: r.repo_name.clone(),
+                    source: r.source_repo.clone(),
+                })
+                .collect();
+            n_prunes = then.len();
+            for r in targets.iter().filter(|r| r.source_repo.is_dir()) {
+                match delete::branch_fate(r, opts.force) {
+                    Fate::Delete(tip) => deletes.push(Action::DeleteBranch {
+                        repo: r.repo_name.clone(),
+                        source: r.source_repo.clone(),
+                        branch: r.branch.clone(),
+                        tip,
+                    }),
+                    Fate::Keep(why) => notes.push((r.repo_name.clone(), why)),
+                    Fate::Gone => {}
+                }
             }
-            Fate::Gone => {}
+            then.extend(deletes.iter().cloned());
+            tx.commit_with(
+                Action::SetState {
+                    name: ws.name.clone(),
+                    before: Some(Box::new(ws.clone())),
+                    after: Some(Box::new(after)),
+                },
+                then,
+            )
         }
+    };
+    let planned = match committed {
+        Ok(p) => p,
+        Err(cause) => {
+            let id = tx.id().to_string();
+            let (_, clean) = tx.rollback();
+            for r in &targets {
+                report.repos.push(RepoResult {
+                    repo: r.repo_name.clone(),
+                    outcome: Outcome::Failed,
+                    branch: r.branch.clone(),
+                    path: r.worktree_path.clone(),
+                    detail: Some(cause.message.clone()),
+                });
+            }
+            report
+                .repos
+                .sort_by_key(|r| names.iter().position(|n| *n == r.repo));
+            report.count = report.repos.len();
+            report.failure = Some(if clean {
+                cause
+                    .context(format!(
+                        "cannot remove from workspace `{}`; nothing was changed",
+                        ws.name
+                    ))
+                    .with_details(json!({ "workspace": ws.name, "operation": id }))
+            } else {
+                let mut pending = tx::recovery_pending(&id, &ws.name, Kind::RemoveRepo);
+                pending.message = format!(
+                    "cannot remove from workspace `{}`: {}; restoring failed too",
+                    ws.name, cause.message
+                );
+                pending
+            });
+            return Ok(report);
+        }
+    };
+
+    // Past the commit point: the repositories are gone from state. What is left completes
+    // the removal.
+    for (repo, why) in &notes {
+        report.warnings.push(format!("{repo}: {why}"));
     }
-    for (action, result) in deletes.clone().into_iter().zip(tx.run_all(deletes, true)) {
+    let (prune_steps, delete_steps) = planned.split_at(n_prunes);
+    let mut complete = tx
+        .run_planned(prune_steps, true)
+        .into_iter()
+        .all(|r| r.is_ok());
+    for (action, result) in deletes.into_iter().zip(tx.run_planned(delete_steps, true)) {
         if let (Action::DeleteBranch { repo, branch, .. }, Err(e)) = (action, result) {
             complete = false;
             let why = format!("could not delete branch {branch}: {}", e.message);

@@ -98,8 +98,7 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
     let mut warnings = Vec::new();
     // Worktrees whose registration must follow the move: inside the workspace directory,
     // with a source repository that still exists.
-    let mut before_move = Vec::new();
-    let mut after_move = Vec::new();
+    let mut repairs = Vec::new();
     for (old, new) in ws.repos.iter().zip(&moved) {
         if old.worktree_path == new.worktree_path {
             continue;
@@ -112,13 +111,11 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
             ));
             continue;
         }
-        let repair = |path: &Path| Action::RepairWorktrees {
+        repairs.push(Action::RepairWorktrees {
             repo: old.repo_name.clone(),
             source: old.source_repo.clone(),
-            paths: vec![path.to_path_buf()],
-        };
-        before_move.push(repair(&old.worktree_path));
-        after_move.push(repair(&new.worktree_path));
+            paths: vec![new.worktree_path.clone()],
+        });
     }
     let mut after = ws.clone();
     after.name = to.to_string();
@@ -135,7 +132,7 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
         ws.path.display(),
         new_path.display()
     ));
-    let done = steps(&mut tx, &ws, &after, before_move, after_move);
+    let done = steps(&mut tx, &ws, &after, repairs);
     if let Err(cause) = done {
         let id = tx.id().to_string();
         let (_, clean) = tx.rollback();
@@ -294,25 +291,20 @@ fn describe(ws: &Workspace, new_path: &Path, warnings: &[String]) -> Described {
     d
 }
 
-/// The rename's steps. The registrations are first "repaired" at their current paths: a
-/// no-op now, but undone last (after the directory has moved back) it points git at the
-/// old paths again. Then the directory moves, the registrations follow it, and the state
-/// entry changes name and paths (the commit point).
+/// The rename's steps: the directory moves, the registrations follow it, and the state
+/// entry changes name and paths (the commit point). Undoing the move (`tx::undo_steps`)
+/// moves the directory back and points git at the old paths again.
 fn steps(
     tx: &mut Tx<'_, '_>,
     ws: &Workspace,
     after: &Workspace,
-    before_move: Vec<Action>,
-    after_move: Vec<Action>,
+    repairs: Vec<Action>,
 ) -> Result<()> {
-    tx.run_all(before_move, true)
-        .into_iter()
-        .collect::<Result<Vec<()>>>()?;
     tx.run(Action::MoveDir {
         from: ws.path.clone(),
         to: after.path.clone(),
     })?;
-    tx.run_all(after_move, true)
+    tx.run_all(repairs, true)
         .into_iter()
         .collect::<Result<Vec<()>>>()?;
     tx.commit(Action::SetState {

@@ -4,18 +4,18 @@
 //! branch or a detached HEAD is switched back (`switched`) unless it has uncommitted
 //! changes, which are never thrown away without `--discard` (`skipped`); `--discard`
 //! discards changes to tracked files only (untracked files stay). The switches run in one
-//! transaction (`ops::tx`) under the workspace lock, so a reset killed half way is found
-//! and undone by `gw doctor --fix`; each repository's switch succeeds or fails on its own.
+//! transaction (`ops::tx`) under the workspace lock: if any of them fails, every switch
+//! this invocation made is undone (`rolled_back`), and a reset killed half way is found and
+//! undone by `gw doctor --fix`. Repositories already on their branch are synced either way.
 
 use serde::Serialize;
 
 use crate::action::NextAction;
 use crate::error::Result;
 use crate::git::{self, Changes, Head};
-use crate::ops::hooks::Vars;
 use crate::ops::plan::{self, Change, Described, PlanDoc, PlanKind};
 use crate::ops::sync::{self, RepoSync, SyncReport};
-use crate::ops::tx::{self, Tx};
+use crate::ops::tx::{self, Tx, Undo};
 use crate::ops::{Ctx, Outcome, resolve};
 use crate::parallel;
 use crate::state::RepoEntry;
@@ -37,8 +37,19 @@ pub struct ResetOptions {
 #[serde(transparent)]
 pub struct ResetReport(pub SyncReport);
 
-/// How a repository's switch went: not attempted, done, or failed (why).
-type Switched = Option<std::result::Result<(), String>>;
+/// How a repository's switch went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Switched {
+    /// Not part of the transaction.
+    No,
+    Done,
+    /// It failed (why); it did not take effect, or was undone.
+    Failed(String),
+    /// It succeeded and was undone because another switch failed (why).
+    RolledBack(String),
+    /// It succeeded, and undoing it left it in place (why).
+    Kept(String),
+}
 
 /// What to do with one repository, decided before anything changes.
 enum Plan {
@@ -64,7 +75,7 @@ pub fn reset(ctx: &Ctx<'_>, opts: ResetOptions) -> Result<ResetReport> {
     let locks = tx::lock_workspaces(ctx, &[&name])?;
     let ws = resolve::by_name(&ctx.state()?, &name)?.clone();
     let plans = parallel::map(&ws.repos, |r| plan(&ws.name, r, opts.discard));
-    let mut mode = sync::Mode::REAL;
+    let mut fetch = true;
     if let Some(expect) = &opts.expect {
         let now = describe(&ws, &plans);
         plan::verify(
@@ -73,11 +84,13 @@ pub fn reset(ctx: &Ctx<'_>, opts: ResetOptions) -> Result<ResetReport> {
             &inputs(&ws.name, opts.discard),
             &now,
         )?;
-        mode.fetch = false;
+        // Exactly what the plan described: no fetch moves the bases under it.
+        fetch = false;
     }
 
     // Switch the wandered worktrees back, in one journaled transaction.
-    let mut switched: Vec<Switched> = ws.repos.iter().map(|_| None).collect();
+    let mut switched: Vec<Switched> = ws.repos.iter().map(|_| Switched::No).collect();
+    let mut failure = None;
     let switches: Vec<(usize, Action)> = ws
         .repos
         .iter()
@@ -110,7 +123,7 @@ pub fn reset(ctx: &Ctx<'_>, opts: ResetOptions) -> Result<ResetReport> {
                 ctx.events
                     .progress(&format!("discarding changes in {}", r.repo_name));
                 if let Err(e) = git::discard_changes(&r.worktree_path) {
-                    switched[i] = Some(Err(format!("cannot discard changes: {e}")));
+                    switched[i] = Switched::Failed(format!("cannot discard changes: {e}"));
                     continue;
                 }
             }
@@ -119,25 +132,85 @@ pub fn reset(ctx: &Ctx<'_>, opts: ResetOptions) -> Result<ResetReport> {
             actions.push(action);
             indices.push(i);
         }
-        for (i, result) in indices.into_iter().zip(tx.run_all(actions, true)) {
-            switched[i] = Some(result.map_err(|e| e.message.clone()));
+        let results = tx.run_all(actions, true);
+        let first_error = results.iter().find_map(|r| r.as_ref().err()).cloned();
+        match first_error {
+            None => {
+                tx.finish()?;
+                for i in indices {
+                    switched[i] = Switched::Done;
+                }
+            }
+            Some(cause) => {
+                // One switch failed: undo every switch this reset made.
+                let id = tx.id().to_string();
+                let (undone, clean) = tx.rollback();
+                let failed_repo = indices
+                    .iter()
+                    .zip(&results)
+                    .find(|(_, r)| r.is_err())
+                    .map(|(i, _)| ws.repos[*i].repo_name.clone())
+                    .unwrap_or_default();
+                for (i, result) in indices.iter().zip(&results) {
+                    let name = &ws.repos[*i].repo_name;
+                    let undo = undone.iter().find_map(|(a, u)| match a {
+                        Action::SwitchBranch { repo, .. } if repo == name => Some(u),
+                        _ => None,
+                    });
+                    switched[*i] = match (result, undo) {
+                        (_, Some(Undo::Failed(why))) => {
+                            Switched::Failed(format!("undoing the switch failed: {why}"))
+                        }
+                        (_, Some(Undo::Kept(why))) => Switched::Kept(why.clone()),
+                        (Err(e), _) => Switched::Failed(e.message.clone()),
+                        (Ok(()), _) => Switched::RolledBack(format!(
+                            "switched back, then undone because switching {failed_repo} failed"
+                        )),
+                    };
+                }
+                if !clean {
+                    let mut pending = tx::recovery_pending(&id, &ws.name, Kind::Reset);
+                    pending.message = format!(
+                        "cannot reset `{}`: {}; undoing the switches failed too",
+                        ws.name, cause.message
+                    );
+                    failure = Some(pending);
+                }
+            }
         }
-        // Each switch stands on its own: a failed one failed, the others are done.
-        tx.finish()?;
     }
 
-    // Then sync every repository that is on its branch now.
-    let _locks = tx::lock_workspaces(ctx, &[&ws.name])?;
-    let vars = Vars::of(&ws);
-    let items: Vec<(&RepoEntry, &Plan, &Switched)> = ws
+    // Then sync every repository that is on its branch now (`pre_sync`/`post_sync` run
+    // outside the lock; see `sync::sync_repos`).
+    let locks = tx::lock_workspaces(ctx, &[&ws.name])?;
+    let to_sync: Vec<usize> = (0..ws.repos.len())
+        .filter(|&i| match &plans[i] {
+            Plan::Sync => true,
+            Plan::Switch { .. } => matches!(switched[i], Switched::Done | Switched::No),
+            Plan::Done(_) => false,
+        })
+        .collect();
+    let entries: Vec<&RepoEntry> = to_sync.iter().map(|&i| &ws.repos[i]).collect();
+    let mut synced: Vec<Option<RepoSync>> = ws.repos.iter().map(|_| None).collect();
+    for (i, out) in to_sync
+        .into_iter()
+        .zip(sync::sync_repos(ctx, locks, &ws, &entries, fetch))
+    {
+        synced[i] = Some(out);
+    }
+    let repos: Vec<RepoSync> = ws
         .repos
         .iter()
-        .zip(&plans)
-        .zip(&switched)
-        .map(|((r, p), s)| (r, p, s))
+        .zip(plans)
+        .zip(switched)
+        .zip(synced)
+        .map(|(((r, p), s), synced)| finish(r, p, &s, synced))
         .collect();
-    let repos = parallel::map(&items, |(r, p, s)| finish(ctx, r, p, s, &vars, mode));
-    Ok(ResetReport(sync::report(&ws, repos, "reset")))
+    let mut report = sync::report(&ws, repos, "reset");
+    if let Some(pending) = failure {
+        report.failure = Some(pending);
+    }
+    Ok(ResetReport(report))
 }
 
 fn inputs(name: &str, discard: bool) -> serde_json::Value {
@@ -285,19 +358,13 @@ fn plan(ws: &str, r: &RepoEntry, discard: bool) -> Plan {
     }
 }
 
-/// The repository's outcome: its plan carried out, then synced when on its branch.
-fn finish(
-    ctx: &Ctx<'_>,
-    r: &RepoEntry,
-    plan: &Plan,
-    switched: &Switched,
-    vars: &Vars,
-    mode: sync::Mode,
-) -> RepoSync {
+/// The repository's outcome: its plan carried out, then `synced` when on its branch.
+fn finish(r: &RepoEntry, plan: Plan, switched: &Switched, synced: Option<RepoSync>) -> RepoSync {
+    let synced = || synced.expect("every repository on its branch was synced");
     match plan {
-        Plan::Done(out) => (**out).clone(),
+        Plan::Done(out) => *out,
         Plan::Sync => {
-            let mut synced = sync::sync_repo(ctx, r, vars, mode);
+            let mut synced = synced();
             if matches!(synced.outcome(), Outcome::Rebased | Outcome::UpToDate) {
                 synced.result.outcome = Outcome::Ready;
             }
@@ -305,23 +372,34 @@ fn finish(
         }
         Plan::Switch { from, .. } => {
             let from_name = from.clone().unwrap_or_else(|| "detached HEAD".into());
-            if let Some(Err(e)) = switched {
+            let not_switched = |outcome: Outcome, detail: String| {
                 let mut out = RepoSync::new(r);
                 out.switched_from = Some(from.clone());
-                if let Some(b) = from {
+                if let Some(b) = &from {
                     out.result.branch = b.clone();
                 }
                 out.actions.push(out.status_action());
-                out.set(
-                    Outcome::Failed,
-                    Some(format!(
-                        "cannot switch back to {} (on {from_name}): {e}",
-                        r.branch
-                    )),
-                );
-                return out;
+                out.set(outcome, Some(detail));
+                out
+            };
+            match switched {
+                Switched::Failed(e) => {
+                    return not_switched(
+                        Outcome::Failed,
+                        format!("cannot switch back to {} (on {from_name}): {e}", r.branch),
+                    );
+                }
+                Switched::RolledBack(why) => {
+                    return not_switched(Outcome::RolledBack, format!("on {from_name}: {why}"));
+                }
+                Switched::Kept(why) => {
+                    let mut out = not_switched(Outcome::Kept, why.clone());
+                    out.result.branch = r.branch.clone();
+                    return out;
+                }
+                Switched::Done | Switched::No => {}
             }
-            let mut synced = sync::sync_repo(ctx, r, vars, mode);
+            let mut synced = synced();
             synced.switched_from = Some(from.clone());
             let sync_detail = synced.result.detail.take().unwrap_or_default();
             match synced.outcome() {

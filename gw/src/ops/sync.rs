@@ -33,23 +33,6 @@ pub struct SyncOptions {
     pub expect: Option<plan::Expect>,
 }
 
-/// How far `sync_repo` goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Mode {
-    /// Fetch the source repository first.
-    pub fetch: bool,
-    /// Decide only: report `rebased` for a repository that would be rebased, without
-    /// running hooks or git.
-    pub dry: bool,
-}
-
-impl Mode {
-    pub const REAL: Mode = Mode {
-        fetch: true,
-        dry: false,
-    };
-}
-
 /// One repository's sync (also used by `gw reset`): `{repo, outcome, branch, path,
 /// detail?, base, commits, switched_from?}`.
 #[derive(Debug, Clone, Serialize)]
@@ -154,24 +137,25 @@ pub fn sync(ctx: &Ctx<'_>, opts: SyncOptions) -> Result<SyncReport> {
     let name = resolve::workspace(&ctx.state()?, opts.name.as_deref(), &ctx.env.cwd)?
         .name
         .clone();
-    // Held throughout, so the worktrees do not move or go away under the rebases (and an
-    // interrupted operation on this workspace is recovered first).
-    let _locks = tx::lock_workspaces(ctx, &[&name])?;
+    // Held while grove itself works, so the worktrees do not move or go away under the
+    // rebases (and an interrupted operation on this workspace is recovered first); released
+    // while the `pre_sync`/`post_sync` hooks run, since they may call gw.
+    let locks = tx::lock_workspaces(ctx, &[&name])?;
     let ws = resolve::by_name(&ctx.state()?, &name)?.clone();
-    let vars = Vars::of(&ws);
     ctx.events.progress(&format!(
         "syncing {} repositories of {}",
         ws.repos.len(),
         ws.name
     ));
-    let mut mode = Mode::REAL;
+    let mut fetch = true;
     if let Some(expect) = &opts.expect {
         let now = describe(ctx, &ws);
         plan::verify(PlanKind::Sync, expect, &inputs(&ws.name), &now)?;
         // The plan's check fetched already; rebase onto exactly what was checked.
-        mode.fetch = false;
+        fetch = false;
     }
-    let repos = parallel::map(&ws.repos, |r| sync_repo(ctx, r, &vars, mode));
+    let all: Vec<&RepoEntry> = ws.repos.iter().collect();
+    let repos = sync_repos(ctx, locks, &ws, &all, fetch);
     Ok(report(&ws, repos, "sync"))
 }
 
@@ -193,45 +177,151 @@ pub fn plan_doc(ctx: &Ctx<'_>, opts: &SyncOptions) -> Result<PlanDoc> {
 }
 
 fn describe(ctx: &Ctx<'_>, ws: &Workspace) -> Described {
-    let vars = Vars::of(ws);
-    let decided = parallel::map(&ws.repos, |r| {
-        sync_repo(
-            ctx,
-            r,
-            &vars,
-            Mode {
-                fetch: true,
-                dry: true,
-            },
-        )
-    });
+    let decided = parallel::map(&ws.repos, |r| inspect(ctx, r, true));
     let mut d = Described {
         workspace: ws.name.clone(),
         ..Described::default()
     };
-    for (r, s) in ws.repos.iter().zip(&decided) {
+    for (r, stage) in ws.repos.iter().zip(&decided) {
         worktree_facts(r, &mut d);
-        d.warnings.extend(s.warnings.iter().cloned());
-        let change = match s.outcome() {
-            Outcome::Rebased => Change::new("rebase")
-                .repo(&r.repo_name)
-                .branch(&s.result.branch)
-                .path(&r.worktree_path)
-                .detail(format!(
-                    "onto {} ({} new commits)",
-                    s.base.as_deref().unwrap_or("?"),
-                    s.commits.unwrap_or(0)
-                )),
-            other => Change::new("skip").repo(&r.repo_name).detail(
-                s.result
-                    .detail
-                    .clone()
-                    .unwrap_or_else(|| other.as_str().to_string()),
-            ),
+        let change = match stage {
+            Stage::Behind(b) => {
+                d.warnings.extend(b.out.warnings.iter().cloned());
+                Change::new("rebase")
+                    .repo(&r.repo_name)
+                    .branch(&b.out.result.branch)
+                    .path(&r.worktree_path)
+                    .detail(format!("onto {} ({} new commits)", b.base, b.behind))
+            }
+            Stage::Done(out) => {
+                d.warnings.extend(out.warnings.iter().cloned());
+                Change::new("skip").repo(&r.repo_name).detail(
+                    out.result
+                        .detail
+                        .clone()
+                        .unwrap_or_else(|| out.outcome().as_str().to_string()),
+                )
+            }
         };
         d.changes.push(change);
     }
     d
+}
+
+/// A repository that is behind its base, ready to be rebased.
+struct Behind {
+    out: RepoSync,
+    source: PathBuf,
+    config: Box<RepoConfig>,
+    base: String,
+    behind: usize,
+}
+
+/// Where a repository's sync stands.
+enum Stage {
+    /// Finished (up to date, skipped or failed).
+    Done(RepoSync),
+    /// Behind its base: hooks and a rebase to go.
+    Behind(Behind),
+}
+
+/// Syncs `repos` of `ws` (in parallel), holding `locks` (the workspace's) while grove
+/// fetches, inspects and rebases, and not while the repositories' `pre_sync`/`post_sync`
+/// commands run: those may call gw on this very workspace. After `pre_sync` the lock is
+/// taken again and each repository is inspected again before its rebase, since the hook
+/// (or another gw process) may have changed it. Never fails as a whole: whatever goes
+/// wrong is a repository's outcome.
+pub fn sync_repos(
+    ctx: &Ctx<'_>,
+    locks: tx::Locks,
+    ws: &Workspace,
+    repos: &[&RepoEntry],
+    fetch: bool,
+) -> Vec<RepoSync> {
+    let vars = Vars::of(ws);
+    let mut stages = parallel::map(repos, |r| inspect(ctx, r, fetch));
+    let hooks_first = stages
+        .iter()
+        .any(|s| matches!(s, Stage::Behind(b) if !b.config.pre_sync.is_empty()));
+    let locks = if hooks_first {
+        drop(locks);
+        stages = parallel::map_owned(stages, |stage| match stage {
+            Stage::Behind(b) if !b.config.pre_sync.is_empty() => pre_sync(ctx, b, &vars),
+            other => other,
+        });
+        // Again under the lock: the workspace must still hold the repository where it
+        // was, and the repository is looked at afresh.
+        match tx::lock_workspaces(ctx, &[&ws.name]) {
+            Ok(l) => {
+                let now = ctx.state().ok().and_then(|st| st.find(&ws.name).cloned());
+                let items: Vec<(&RepoEntry, Stage)> = repos.iter().copied().zip(stages).collect();
+                stages = parallel::map_owned(items, |(r, stage)| match stage {
+                    Stage::Behind(b) => {
+                        let here = now
+                            .as_ref()
+                            .and_then(|w| w.repo(&r.repo_name))
+                            .is_some_and(|e| e.worktree_path == r.worktree_path);
+                        if here {
+                            // Keep what the first look found (a failed fetch).
+                            let mut again = inspect(ctx, r, false);
+                            let out = match &mut again {
+                                Stage::Done(out) => out,
+                                Stage::Behind(b) => &mut b.out,
+                            };
+                            out.warnings.splice(0..0, b.out.warnings);
+                            again
+                        } else {
+                            Stage::Done(b.out.done(
+                                Outcome::Failed,
+                                "the workspace changed while pre_sync ran; nothing was rebased",
+                            ))
+                        }
+                    }
+                    done => done,
+                });
+                Some(l)
+            }
+            Err(e) => {
+                stages = stages
+                    .into_iter()
+                    .map(|stage| match stage {
+                        Stage::Behind(b) => Stage::Done(b.out.done(
+                            Outcome::Failed,
+                            format!("after pre_sync: {}; nothing was rebased", e.message),
+                        )),
+                        done => done,
+                    })
+                    .collect();
+                None
+            }
+        }
+    } else {
+        Some(locks)
+    };
+    let rebased = parallel::map_owned(stages, |stage| match stage {
+        Stage::Behind(b) => rebase(ctx, b),
+        Stage::Done(out) => (out, None),
+    });
+    drop(locks);
+    parallel::map_owned(rebased, |(mut out, post)| {
+        if let Some(config) = post
+            && let Err(f) = hooks::run_repo_commands(
+                ctx,
+                &out.result.repo,
+                &config.post_sync,
+                &out.result.path,
+                &vars,
+                false,
+            )
+        {
+            out.warnings.push(format!(
+                "{}: post_sync failed: {}",
+                out.result.repo,
+                f.summary()
+            ));
+        }
+        out
+    })
 }
 
 /// The facts a sync or reset of `r` depends on: HEAD, the branch checked out, uncommitted
@@ -368,24 +458,24 @@ fn failure(ws: &Workspace, repos: &[RepoSync], command: &str) -> Option<Error> {
     )))
 }
 
-/// Syncs one worktree. Never panics and never returns an error: everything that goes wrong
-/// is this repository's outcome.
-pub fn sync_repo(ctx: &Ctx<'_>, r: &RepoEntry, vars: &Vars, mode: Mode) -> RepoSync {
+/// Fetches (when `fetch`) and inspects one worktree: finished when there is nothing to
+/// rebase or it must be skipped, else behind its base. Never panics.
+fn inspect(ctx: &Ctx<'_>, r: &RepoEntry, fetch: bool) -> Stage {
     let mut out = RepoSync::new(r);
     let name = r.repo_name.as_str();
     if !r.worktree_path.is_dir() {
         out.actions.push(doctor_action());
-        return out.done(Outcome::Failed, "worktree directory is missing");
+        return Stage::Done(out.done(Outcome::Failed, "worktree directory is missing"));
     }
     if !r.source_repo.is_dir() {
         out.actions.push(doctor_action());
-        return out.done(Outcome::Failed, "source repository is missing");
+        return Stage::Done(out.done(Outcome::Failed, "source repository is missing"));
     }
     let has_origin = git::Repo::open(&r.source_repo)
         .ok()
         .and_then(|s| s.origin_url())
         .is_some();
-    if has_origin && mode.fetch {
+    if fetch && has_origin {
         ctx.events.progress(&format!("fetching {name}"));
         // Fetch writes refs; serialise with other gw processes working in this repository.
         let fetched = tx::repo_lock(ctx, &r.source_repo)
@@ -397,28 +487,30 @@ pub fn sync_repo(ctx: &Ctx<'_>, r: &RepoEntry, vars: &Vars, mode: Mode) -> RepoS
             ));
         }
     }
+    let done = |out: RepoSync, outcome, detail: String| Stage::Done(out.done(outcome, detail));
     let config = match RepoConfig::load(&r.source_repo) {
         Ok(c) => c,
-        Err(e) => return out.done(Outcome::Failed, e.to_string()),
+        Err(e) => return done(out, Outcome::Failed, e.to_string()),
     };
     let repo = match git::Repo::open(&r.worktree_path) {
         Ok(repo) => repo,
-        Err(e) => return out.done(Outcome::Failed, format!("status check failed: {e}")),
+        Err(e) => return done(out, Outcome::Failed, format!("status check failed: {e}")),
     };
     let head = match repo.head() {
         Ok(h) => h,
-        Err(e) => return out.done(Outcome::Failed, format!("status check failed: {e}")),
+        Err(e) => return done(out, Outcome::Failed, format!("status check failed: {e}")),
     };
     if let Some(b) = &head.branch {
         out.result.branch = b.clone();
     }
     if let Some(op) = &head.in_progress {
         out.actions.push(out.status_action());
-        return out.done(Outcome::Skipped, format!("a {op} is in progress"));
+        return done(out, Outcome::Skipped, format!("a {op} is in progress"));
     }
     if head.detached {
         out.actions.push(out.status_action());
-        return out.done(
+        return done(
+            out,
             Outcome::Skipped,
             format!("HEAD is detached (`gw reset` puts it back on {})", r.branch),
         );
@@ -428,7 +520,8 @@ pub fn sync_repo(ctx: &Ctx<'_>, r: &RepoEntry, vars: &Vars, mode: Mode) -> RepoS
         Ok(c) => {
             out.actions.push(out.status_action());
             let n = c.count();
-            return out.done(
+            return done(
+                out,
                 Outcome::Skipped,
                 format!(
                     "dirty working tree ({n} uncommitted change{})",
@@ -436,57 +529,82 @@ pub fn sync_repo(ctx: &Ctx<'_>, r: &RepoEntry, vars: &Vars, mode: Mode) -> RepoS
                 ),
             );
         }
-        Err(e) => return out.done(Outcome::Failed, format!("status check failed: {e}")),
+        Err(e) => return done(out, Outcome::Failed, format!("status check failed: {e}")),
     }
     let Some(base) = repo.resolve_base(config.base_branch.as_deref()) else {
-        return out.done(Outcome::Skipped, "could not determine the base branch");
+        return done(
+            out,
+            Outcome::Skipped,
+            "could not determine the base branch".into(),
+        );
     };
     out.base = Some(base.name.clone());
     let Some(head_oid) = head.oid.as_deref() else {
-        return out.done(Outcome::Skipped, "the branch has no commits yet");
+        return done(
+            out,
+            Outcome::Skipped,
+            "the branch has no commits yet".into(),
+        );
     };
     let behind = match repo.ahead_behind(head_oid, &base.oid) {
         Ok((_, behind)) => behind,
         Err(e) => {
-            return out.done(
+            return done(
+                out,
                 Outcome::Skipped,
                 format!("cannot determine ahead/behind: {e}"),
             );
         }
     };
-    drop(repo);
     if behind == 0 {
         out.commits = Some(0);
-        return out.done(Outcome::UpToDate, format!("up to date with {}", base.name));
+        let detail = format!("up to date with {}", base.name);
+        return done(out, Outcome::UpToDate, detail);
     }
-    if mode.dry {
-        out.commits = Some(behind);
-        return out.done(
-            Outcome::Rebased,
-            format!("would rebase onto {} ({behind} new commits)", base.name),
-        );
-    }
+    Stage::Behind(Behind {
+        out,
+        source: r.source_repo.clone(),
+        config: Box::new(config),
+        base: base.name,
+        behind,
+    })
+}
 
-    if let Err(f) =
-        hooks::run_repo_commands(ctx, name, &config.pre_sync, &r.worktree_path, vars, false)
-    {
-        return out.done(
+/// Runs a behind repository's `pre_sync` commands (outside any lock).
+fn pre_sync(ctx: &Ctx<'_>, b: Behind, vars: &Vars) -> Stage {
+    let r = &b.out.result;
+    match hooks::run_repo_commands(ctx, &r.repo, &b.config.pre_sync, &r.path, vars, false) {
+        Ok(()) => Stage::Behind(b),
+        Err(f) => Stage::Done(b.out.done(
             Outcome::Failed,
             format!("pre_sync failed, nothing was rebased: {}", f.summary()),
-        );
+        )),
     }
-    ctx.events
-        .progress(&format!("rebasing {name} onto {}", base.name));
+}
+
+/// Rebases a behind repository onto its base (under the workspace lock). Returns its
+/// outcome and, when it was rebased, its configuration (for `post_sync`).
+fn rebase(ctx: &Ctx<'_>, b: Behind) -> (RepoSync, Option<RepoConfig>) {
+    let Behind {
+        mut out,
+        source,
+        config,
+        base,
+        behind,
+    } = b;
+    let name = out.result.repo.clone();
+    let worktree = out.result.path.clone();
+    ctx.events.progress(&format!("rebasing {name} onto {base}"));
     // The rebase moves the branch ref (shared with the source repository): hold its lock.
-    let lock = match tx::repo_lock(ctx, &r.source_repo) {
+    let lock = match tx::repo_lock(ctx, &source) {
         Ok(l) => l,
-        Err(e) => return out.done(Outcome::Failed, e.message.clone()),
+        Err(e) => return (out.done(Outcome::Failed, e.message.clone()), None),
     };
-    let rebased = git::rebase(&r.worktree_path, &base.name);
+    let rebased = git::rebase(&worktree, &base);
     let rebased = match rebased {
         // A rebase that stopped is aborted at once, still under the lock.
         Ok(Rebase::Stopped { conflicts, output }) => {
-            let aborted = git::rebase_abort(&r.worktree_path);
+            let aborted = git::rebase_abort(&worktree);
             Ok((Rebase::Stopped { conflicts, output }, Some(aborted)))
         }
         other => other.map(|r| (r, None)),
@@ -495,25 +613,11 @@ pub fn sync_repo(ctx: &Ctx<'_>, r: &RepoEntry, vars: &Vars, mode: Mode) -> RepoS
     match rebased {
         Ok((Rebase::Done, _)) => {
             out.commits = Some(behind);
-            if let Err(f) = hooks::run_repo_commands(
-                ctx,
-                name,
-                &config.post_sync,
-                &r.worktree_path,
-                vars,
-                false,
-            ) {
-                out.warnings
-                    .push(format!("{name}: post_sync failed: {}", f.summary()));
-            }
-            out.done(
-                Outcome::Rebased,
-                format!(
-                    "rebased onto {} ({behind} new commit{})",
-                    base.name,
-                    if behind == 1 { "" } else { "s" }
-                ),
-            )
+            let detail = format!(
+                "rebased onto {base} ({behind} new commit{})",
+                if behind == 1 { "" } else { "s" }
+            );
+            (out.done(Outcome::Rebased, detail), Some(*config))
         }
         Ok((Rebase::Stopped { conflicts, output }, aborted)) => {
             let why = if conflicts.is_empty() {
@@ -521,33 +625,35 @@ pub fn sync_repo(ctx: &Ctx<'_>, r: &RepoEntry, vars: &Vars, mode: Mode) -> RepoS
             } else {
                 format!("conflicts in {}", conflicts.join(", "))
             };
-            let path = r.worktree_path.to_string_lossy().into_owned();
+            let path = worktree.to_string_lossy().into_owned();
             out.actions.push(out.status_action());
             out.actions.push(NextAction::write(
                 format!(
                     "Rebase {name} by hand to resolve the conflicts (`git rebase --abort` undoes it)"
                 ),
-                &["git", "-C", &path, "rebase", &base.name],
+                &["git", "-C", &path, "rebase", &base],
             ));
-            match aborted.unwrap_or(Ok(())) {
+            let out = match aborted.unwrap_or(Ok(())) {
                 Ok(()) => out.done(
                     Outcome::Failed,
                     format!(
-                        "rebase onto {} failed and was aborted, the worktree is unchanged: {why}",
-                        base.name
+                        "rebase onto {base} failed and was aborted, the worktree is unchanged: {why}"
                     ),
                 ),
                 Err(e) => out.done(
                     Outcome::Failed,
                     format!(
-                        "rebase onto {} failed ({why}) and could not be aborted: {e}; run `git -C {} rebase --abort`",
-                        base.name,
+                        "rebase onto {base} failed ({why}) and could not be aborted: {e}; run `git -C {} rebase --abort`",
                         shell_quote(&path)
                     ),
                 ),
-            }
+            };
+            (out, None)
         }
-        Err(e) => out.done(Outcome::Failed, format!("cannot run git rebase: {e}")),
+        Err(e) => (
+            out.done(Outcome::Failed, format!("cannot run git rebase: {e}")),
+            None,
+        ),
     }
 }
 

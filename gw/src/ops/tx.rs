@@ -223,10 +223,19 @@ impl<'c, 'a> Tx<'c, 'a> {
     /// Records every action (one journal write), applies them — in parallel when
     /// `parallel` (they must touch different repositories) — and records what happened.
     pub fn run_all(&mut self, actions: Vec<Action>, parallel: bool) -> Vec<Result<()>> {
-        let indices = match self.journal.intend(actions.clone()) {
-            Ok(i) => i,
-            Err(e) => return actions.iter().map(|_| Err(journal_error_ref(&e))).collect(),
-        };
+        match self.journal.intend(actions.clone()) {
+            Ok(indices) => self.execute(&indices, parallel),
+            Err(e) => actions.iter().map(|_| Err(journal_error_ref(&e))).collect(),
+        }
+    }
+
+    /// Applies the recorded steps `indices` (stopping at the first failure unless
+    /// `parallel`) and records what happened (one journal write).
+    fn execute(&mut self, indices: &[usize], parallel: bool) -> Vec<Result<()>> {
+        let actions: Vec<Action> = indices
+            .iter()
+            .map(|&i| self.journal.record.steps[i].action.clone())
+            .collect();
         let ctx = self.ctx;
         let results: Vec<Result<()>> = if parallel {
             crate::parallel::map(&actions, |a| apply(ctx, a))
@@ -269,9 +278,32 @@ impl<'c, 'a> Tx<'c, 'a> {
     /// Applies the commit-point action (a state change); afterwards a failure no longer
     /// rolls back, it only leaves work for `gw doctor --fix` to finish.
     pub fn commit(&mut self, action: Action) -> Result<()> {
+        self.commit_with(action, Vec::new()).map(|_| ())
+    }
+
+    /// Like [`Tx::commit`], and records `then` — every step that completes the operation —
+    /// in the same durable write that marks the commit, so that a process killed at any
+    /// later point leaves a journal from which `gw doctor --fix` finishes all of it.
+    /// Returns the steps' indices, for [`Tx::run_planned`].
+    pub fn commit_with(&mut self, action: Action, then: Vec<Action>) -> Result<Vec<usize>> {
         self.run(action)?;
+        let first = self.journal.record.steps.len();
+        self.journal
+            .record
+            .steps
+            .extend(then.into_iter().map(|action| journal::Step {
+                action,
+                status: StepStatus::Planned,
+                error: None,
+            }));
         self.journal.record.phase = Phase::Committed;
-        self.journal.write().map_err(journal_error)
+        self.journal.write().map_err(journal_error)?;
+        Ok((first..self.journal.record.steps.len()).collect())
+    }
+
+    /// Carries out steps recorded by [`Tx::commit_with`].
+    pub fn run_planned(&mut self, indices: &[usize], parallel: bool) -> Vec<Result<()>> {
+        self.execute(indices, parallel)
     }
 
     /// Undoes every step, newest first. Returns each step's action and what undoing it did.
@@ -310,13 +342,32 @@ fn journal_error_ref(e: &journal::Error) -> Error {
 }
 
 /// Undoes `steps` newest first, updating their status.
+///
+/// A `RepairWorktrees` step is undone together with the `MoveDir` it follows, not on its
+/// own: newest first, the repair comes up while its directories are still at their new
+/// place, where re-pointing git is pointless; it is the move back that leaves git's
+/// registrations pointing at the wrong place. So undoing a move re-links the worktrees
+/// that the later repairs had pointed into it (see [`undo_move`]).
 pub fn undo_steps(ctx: &Ctx<'_>, steps: &mut [journal::Step]) -> Vec<(Action, Undo)> {
     let mut out = Vec::new();
-    for step in steps.iter_mut().rev() {
-        if matches!(step.status, StepStatus::Undone | StepStatus::Kept) {
+    for i in (0..steps.len()).rev() {
+        if matches!(
+            steps[i].status,
+            StepStatus::Undone | StepStatus::Kept | StepStatus::Planned
+        ) {
             continue;
         }
-        let u = undo(ctx, &step.action);
+        let u = match &steps[i].action {
+            Action::MoveDir { from, to } => {
+                let relink = relinks(to, &steps[i + 1..]);
+                match undo_move(ctx, from, to, &relink) {
+                    Ok(u) => u,
+                    Err(e) => Undo::Failed(e.message.clone()),
+                }
+            }
+            action => undo(ctx, action),
+        };
+        let step = &mut steps[i];
         match &u {
             Undo::Undone => {
                 step.status = StepStatus::Undone;
@@ -334,6 +385,65 @@ pub fn undo_steps(ctx: &Ctx<'_>, steps: &mut [journal::Step]) -> Vec<(Action, Un
         out.push((step.action.clone(), u));
     }
     out
+}
+
+/// The worktrees that repairs recorded in `later` (whatever their status: a repair that
+/// may have happened counts) pointed git at inside `to`, per source repository.
+fn relinks<'s>(to: &Path, later: &'s [journal::Step]) -> Vec<(&'s str, &'s Path, Vec<&'s Path>)> {
+    let mut out = Vec::new();
+    for step in later {
+        if let Action::RepairWorktrees {
+            repo,
+            source,
+            paths,
+        } = &step.action
+        {
+            let inside: Vec<&Path> = paths
+                .iter()
+                .map(PathBuf::as_path)
+                .filter(|p| p.starts_with(to))
+                .collect();
+            if !inside.is_empty() {
+                out.push((repo.as_str(), source.as_path(), inside));
+            }
+        }
+    }
+    out
+}
+
+/// Moves `to` back to `from`, then points git at the worktrees in their old place again
+/// (`relink`: the paths inside `to` that git was told about after the move).
+fn undo_move(
+    ctx: &Ctx<'_>,
+    from: &Path,
+    to: &Path,
+    relink: &[(&str, &Path, Vec<&Path>)],
+) -> Result<Undo> {
+    if fsx::exists(to) && !fsx::exists(from) {
+        fsx::rename(to, from)?;
+    }
+    // The trash directory may have been made for this move; leave no empty one.
+    if let Some(parent) = to
+        .parent()
+        .filter(|p| p.file_name().is_some_and(|n| n == ".trash"))
+    {
+        fsx::remove_empty_dir(parent);
+    }
+    for (repo, source, paths) in relink {
+        let back: Vec<PathBuf> = paths
+            .iter()
+            .filter_map(|p| p.strip_prefix(to).ok())
+            .map(|rel| from.join(rel))
+            .filter(|p| p.is_dir())
+            .collect();
+        if back.is_empty() || !source.is_dir() {
+            continue;
+        }
+        let back: Vec<&Path> = back.iter().map(PathBuf::as_path).collect();
+        let _lock = repo_lock(ctx, source)?;
+        git::worktree_repair(source, &back).map_err(|e| Error::from(e).context(*repo))?;
+    }
+    Ok(Undo::Undone)
 }
 
 fn faults<'c>(ctx: &'c Ctx<'_>) -> Option<&'c Faults> {
@@ -490,36 +600,12 @@ fn undo_inner(ctx: &Ctx<'_>, action: &Action) -> Result<Undo> {
             how,
             ..
         } => undo_add_worktree(ctx, source, path, branch, how)?,
-        Action::MoveDir { from, to } => {
-            if fsx::exists(to) && !fsx::exists(from) {
-                fsx::rename(to, from)?;
-            }
-            // The trash directory may have been made for this move; leave no empty one.
-            if let Some(parent) = to
-                .parent()
-                .filter(|p| p.file_name().is_some_and(|n| n == ".trash"))
-            {
-                fsx::remove_empty_dir(parent);
-            }
-            Undo::Undone
-        }
+        // Without the later repairs: `undo_steps` passes those.
+        Action::MoveDir { from, to } => undo_move(ctx, from, to, &[])?,
         // Pruning only removes registrations of directories that are gone; nothing to restore.
         Action::PruneWorktrees { .. } => Undo::Undone,
-        Action::RepairWorktrees {
-            repo,
-            source,
-            paths,
-        } => {
-            // The directories have been moved back by now; repairing again re-links them.
-            let existing: Vec<&Path> = paths
-                .iter()
-                .map(PathBuf::as_path)
-                .filter(|p| p.exists())
-                .collect();
-            let _lock = repo_lock(ctx, source)?;
-            git::worktree_repair(source, &existing).map_err(|e| Error::from(e).context(repo))?;
-            Undo::Undone
-        }
+        // Undone by the move it follows (`undo_steps`), once the directories are back.
+        Action::RepairWorktrees { .. } => Undo::Undone,
         Action::DeleteBranch {
             repo,
             source,

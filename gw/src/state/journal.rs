@@ -169,6 +169,10 @@ impl Action {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StepStatus {
+    /// Recorded with the commit point: a step that completes the operation and has not
+    /// been started. Recovery carries it out; a rollback (which never happens past the
+    /// commit point) would have nothing to undo.
+    Planned,
     /// Recorded before the change; it may or may not have happened.
     Intended,
     /// The change happened.
