@@ -843,6 +843,13 @@ impl Run {
     pub fn envelope(&self, result_schema: &str) -> Value {
         let v = self.json();
         schema::validate("envelope", &v);
+        let actions = v["next_actions"].as_array().cloned().unwrap_or_default();
+        for (i, a) in actions.iter().enumerate() {
+            assert!(
+                !actions[..i].contains(a),
+                "next action listed twice: {a}\n{v:#}"
+            );
+        }
         if let Some(r) = v.get("result").filter(|_| result_schema != "envelope") {
             schema::validate(result_schema, r);
         }

@@ -132,13 +132,27 @@ impl World {
         out.replace(e2e::s(&self.env.root), "<root>")
     }
 
-    /// Runs recovery (what `gw doctor --fix` does first) and asserts it completed.
+    /// Runs recovery (what `gw doctor --fix` does first) and asserts it found the
+    /// interrupted operation and completed it.
+    ///
+    /// The journal's lock is an `flock`, and the other tests of this process spawn git
+    /// concurrently: a child between fork and exec briefly holds a copy of every open
+    /// descriptor, so the lock can look held for an instant after the failed command let
+    /// go of it. Recovery rightly leaves a held journal alone; this looks again.
     fn recover(&self) {
-        let recovered = self.with_ctx(None, ops::recover::recover_all).unwrap();
-        assert!(
-            recovered.iter().all(|r| r.outcome == "completed"),
-            "{recovered:?}"
-        );
+        for _ in 0..100 {
+            let recovered = self.with_ctx(None, ops::recover::recover_all).unwrap();
+            if recovered.is_empty() {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                continue;
+            }
+            assert!(
+                recovered.iter().all(|r| r.outcome == "completed"),
+                "{recovered:?}"
+            );
+            return;
+        }
+        panic!("recovery never found the interrupted operation");
     }
 }
 

@@ -63,9 +63,7 @@ impl AddRepoReport {
 /// `gw add-repo [NAME] -r …`.
 pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
     let config = ctx.config()?;
-    let name = resolve::workspace(&ctx.state()?, opts.name.as_deref(), &ctx.env.cwd)?
-        .name
-        .clone();
+    let name = resolve::name(ctx, opts.name.as_deref())?;
     // Held from validation to the state commit, so a concurrent change of this workspace
     // waits for this one.
     let locks = tx::lock_workspaces(ctx, &[&name])?;

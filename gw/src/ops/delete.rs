@@ -648,28 +648,9 @@ fn delete_one(
     };
 
     // Past the commit point: the workspace is gone from state. What is left completes it.
-    let (prune_steps, delete_steps) = planned.split_at(n_prunes);
-    let mut complete = tx
-        .run_planned(prune_steps, true)
-        .into_iter()
-        .all(|r| r.is_ok());
-    for (action, result) in deletes.into_iter().zip(tx.run_planned(delete_steps, true)) {
-        if let (Action::DeleteBranch { repo, branch, .. }, Err(e)) = (action, result) {
-            complete = false;
-            let why = format!("could not delete branch {branch}: {}", e.message);
-            warnings.push(format!("{repo}: {why}"));
-            notes.push((repo, why));
-        }
-    }
-    if complete {
-        tx.finish()?;
-    } else {
-        let id = tx.abandon();
-        warnings.push(format!(
-            "some cleanup of `{}` is left for `gw doctor --fix` (operation {id})",
-            ws.name
-        ));
-    }
+    complete(
+        tx, &ws.name, &planned, n_prunes, deletes, &mut notes, warnings,
+    )?;
     if trash.exists() {
         unlink_in_background(ctx, &trash);
     }
@@ -739,6 +720,43 @@ pub(crate) fn trash_path_for(path: &Path, base: &str) -> PathBuf {
 
 /// The directory quarantined workspaces wait in until their bytes are removed.
 pub const TRASH: &str = ".trash";
+
+/// Past the commit point of a removal: runs the planned worktree prunes (the first
+/// `n_prunes` of `planned`) and then the branch deletions (`deletes`, the rest), and
+/// finishes the journal, or leaves it for `gw doctor --fix` when anything failed. A branch
+/// that could not be deleted becomes a note (repo, why) and a warning.
+pub(crate) fn complete(
+    mut tx: Tx<'_, '_>,
+    workspace: &str,
+    planned: &[usize],
+    n_prunes: usize,
+    deletes: Vec<Action>,
+    notes: &mut Vec<(String, String)>,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
+    let (prune_steps, delete_steps) = planned.split_at(n_prunes);
+    let mut complete = tx
+        .run_planned(prune_steps, true)
+        .into_iter()
+        .all(|r| r.is_ok());
+    for (action, result) in deletes.into_iter().zip(tx.run_planned(delete_steps, true)) {
+        if let (Action::DeleteBranch { repo, branch, .. }, Err(e)) = (action, result) {
+            complete = false;
+            let why = format!("could not delete branch {branch}: {}", e.message);
+            warnings.push(format!("{repo}: {why}"));
+            notes.push((repo, why));
+        }
+    }
+    if complete {
+        tx.finish()
+    } else {
+        let id = tx.abandon();
+        warnings.push(format!(
+            "some cleanup of `{workspace}` is left for `gw doctor --fix` (operation {id})"
+        ));
+        Ok(())
+    }
+}
 
 /// Removes `trash` in a detached `gw unlink-trash` process, so a huge tree does not hold
 /// up the command; falls back to removing it here.

@@ -266,27 +266,15 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
     for (repo, why) in &notes {
         report.warnings.push(format!("{repo}: {why}"));
     }
-    let (prune_steps, delete_steps) = planned.split_at(n_prunes);
-    let mut complete = tx
-        .run_planned(prune_steps, true)
-        .into_iter()
-        .all(|r| r.is_ok());
-    for (action, result) in deletes.into_iter().zip(tx.run_planned(delete_steps, true)) {
-        if let (Action::DeleteBranch { repo, branch, .. }, Err(e)) = (action, result) {
-            complete = false;
-            let why = format!("could not delete branch {branch}: {}", e.message);
-            report.warnings.push(format!("{repo}: {why}"));
-            notes.push((repo, why));
-        }
-    }
-    if complete {
-        tx.finish()?;
-    } else {
-        let id = tx.abandon();
-        report.warnings.push(format!(
-            "some cleanup is left for `gw doctor --fix` (operation {id})"
-        ));
-    }
+    delete::complete(
+        tx,
+        &ws.name,
+        &planned,
+        n_prunes,
+        deletes,
+        &mut notes,
+        &mut report.warnings,
+    )?;
     for t in trash.iter().filter(|t| t.exists()) {
         delete::unlink_in_background(ctx, t);
     }

@@ -64,17 +64,7 @@ impl RenameReport {
 
 /// `gw rename [NAME] --to NEW`.
 pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
-    ctx.config()?;
-    let name = resolve::workspace(&ctx.state()?, opts.name.as_deref(), &ctx.env.cwd)?
-        .name
-        .clone();
-    let to = opts.to.as_str();
-    names::check_workspace(to)?;
-    if to == name {
-        return Err(Error::usage(format!(
-            "workspace `{to}` already has that name"
-        )));
-    }
+    let (name, to) = names_of(ctx, &opts)?;
     // Both names are locked from validation to commit: nobody creates NEW meanwhile.
     let locks = tx::lock_workspaces(ctx, &[&name, to])?;
     let (ws, new_path) = validate(&ctx.state()?, &name, to)?;
@@ -217,13 +207,10 @@ fn inputs(name: &str, to: &str) -> serde_json::Value {
     .expect("options serialise")
 }
 
-/// `gw plan rename`: validates exactly as `gw rename` does and describes what it would do.
-pub fn plan_doc(ctx: &Ctx<'_>, opts: &RenameOptions) -> Result<PlanDoc> {
+/// The workspace renamed and its new name, checked before anything is locked.
+fn names_of<'o>(ctx: &Ctx<'_>, opts: &'o RenameOptions) -> Result<(String, &'o str)> {
     ctx.config()?;
-    let state = ctx.state()?;
-    let name = resolve::workspace(&state, opts.name.as_deref(), &ctx.env.cwd)?
-        .name
-        .clone();
+    let name = resolve::name(ctx, opts.name.as_deref())?;
     let to = opts.to.as_str();
     names::check_workspace(to)?;
     if to == name {
@@ -231,7 +218,13 @@ pub fn plan_doc(ctx: &Ctx<'_>, opts: &RenameOptions) -> Result<PlanDoc> {
             "workspace `{to}` already has that name"
         )));
     }
-    let (ws, new_path) = validate(&state, &name, to)?;
+    Ok((name, to))
+}
+
+/// `gw plan rename`: validates exactly as `gw rename` does and describes what it would do.
+pub fn plan_doc(ctx: &Ctx<'_>, opts: &RenameOptions) -> Result<PlanDoc> {
+    let (name, to) = names_of(ctx, opts)?;
+    let (ws, new_path) = validate(&ctx.state()?, &name, to)?;
     let described = describe(&ws, &new_path, &[]);
     Ok(plan::document(
         PlanKind::Rename,

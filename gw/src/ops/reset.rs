@@ -69,9 +69,7 @@ enum Plan {
 /// `gw reset [NAME] [--discard]`.
 pub fn reset(ctx: &Ctx<'_>, opts: ResetOptions) -> Result<ResetReport> {
     ctx.config()?;
-    let name = resolve::workspace(&ctx.state()?, opts.name.as_deref(), &ctx.env.cwd)?
-        .name
-        .clone();
+    let name = resolve::name(ctx, opts.name.as_deref())?;
     let locks = tx::lock_workspaces(ctx, &[&name])?;
     let ws = resolve::by_name(&ctx.state()?, &name)?.clone();
     let plans = parallel::map(&ws.repos, |r| plan(&ws.name, r, opts.discard));

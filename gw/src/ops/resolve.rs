@@ -4,6 +4,7 @@ use std::path::Path;
 
 use crate::action::NextAction;
 use crate::error::{Code, Error, Result};
+use crate::ops::Ctx;
 use crate::state::{State, Workspace};
 
 /// The workspace named `name`, or when `name` is `None`, the one containing `cwd`
@@ -17,6 +18,12 @@ pub fn workspace<'s>(state: &'s State, name: Option<&str>, cwd: &Path) -> Result
                 .with_action(list_action())
         }),
     }
+}
+
+/// The name of the workspace a command is about (see [`workspace`]), as the state has it
+/// now. Commands lock that name and then read the state again.
+pub fn name(ctx: &Ctx<'_>, name: Option<&str>) -> Result<String> {
+    Ok(workspace(&ctx.state()?, name, &ctx.env.cwd)?.name.clone())
 }
 
 pub fn by_name<'s>(state: &'s State, name: &str) -> Result<&'s Workspace> {

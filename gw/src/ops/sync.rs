@@ -134,9 +134,7 @@ impl SyncReport {
 /// `gw sync [NAME]`.
 pub fn sync(ctx: &Ctx<'_>, opts: SyncOptions) -> Result<SyncReport> {
     ctx.config()?;
-    let name = resolve::workspace(&ctx.state()?, opts.name.as_deref(), &ctx.env.cwd)?
-        .name
-        .clone();
+    let name = resolve::name(ctx, opts.name.as_deref())?;
     // Held while grove itself works, so the worktrees do not move or go away under the
     // rebases (and an interrupted operation on this workspace is recovered first); released
     // while the `pre_sync`/`post_sync` hooks run, since they may call gw.

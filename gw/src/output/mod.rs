@@ -182,7 +182,12 @@ pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
                     let mut doc = envelope_error(e);
                     doc.result = Some(r.result().into_raw());
                     doc.warnings = warnings;
-                    doc.next_actions.extend(r.next_actions());
+                    // The error's actions first; the report's add what they lack.
+                    for a in r.next_actions() {
+                        if !doc.next_actions.contains(&a) {
+                            doc.next_actions.push(a);
+                        }
+                    }
                     doc
                 }
             };
