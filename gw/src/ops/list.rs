@@ -2,7 +2,7 @@
 //! worktrees. Without `--status` no repository is opened.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -23,27 +23,29 @@ pub struct ListReport {
 /// `gw list --format json`'s result.
 #[derive(Debug, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub struct ListView {
-    pub workspaces: Vec<WorkspaceView>,
+pub struct ListView<'a> {
+    pub workspaces: Vec<WorkspaceView<'a>>,
     pub count: usize,
 }
 
+// It borrows from the state it shows: `gw list` serialises a thousand of these, and
+// copying every string first cost as much as reading the state file.
 /// A workspace as machine-mode results show it: absolute paths, an RFC 3339 UTC
 /// `created_at`, and counts beside lists.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub struct WorkspaceView {
-    pub name: String,
-    pub path: PathBuf,
-    pub branch: String,
+pub struct WorkspaceView<'a> {
+    pub name: &'a str,
+    pub path: &'a Path,
+    pub branch: &'a str,
     /// RFC 3339, UTC; `null` when the recorded time cannot be read (see `unknown`).
     pub created_at: Option<String>,
-    pub repos: Vec<RepoView>,
+    pub repos: Vec<RepoView<'a>>,
     pub repo_count: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<Source>,
+    pub source: Option<&'a Source>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub blueprint: Option<Blueprint>,
+    pub blueprint: Option<&'a Blueprint>,
     /// For each field that is `null` because it could not be determined, the reason.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unknown: BTreeMap<&'static str, String>,
@@ -51,18 +53,18 @@ pub struct WorkspaceView {
 
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub struct RepoView {
-    pub repo: String,
-    pub branch: String,
+pub struct RepoView<'a> {
+    pub repo: &'a str,
+    pub branch: &'a str,
     /// The worktree.
-    pub path: PathBuf,
-    pub source_repo: PathBuf,
+    pub path: &'a Path,
+    pub source_repo: &'a Path,
     /// The branch existed before the workspace used it; deleting the workspace keeps it.
     pub preserve_branch: bool,
 }
 
-impl WorkspaceView {
-    pub fn of(w: &Workspace) -> WorkspaceView {
+impl<'a> WorkspaceView<'a> {
+    pub fn of(w: &'a Workspace) -> WorkspaceView<'a> {
         let created_at = crate::time::created_at_utc(&w.created_at);
         let mut unknown = BTreeMap::new();
         if created_at.is_none() {
@@ -72,31 +74,31 @@ impl WorkspaceView {
             );
         }
         WorkspaceView {
-            name: w.name.clone(),
-            path: w.path.clone(),
-            branch: w.branch.clone(),
+            name: &w.name,
+            path: &w.path,
+            branch: &w.branch,
             created_at,
             repos: w
                 .repos
                 .iter()
                 .map(|r| RepoView {
-                    repo: r.repo_name.clone(),
-                    branch: r.branch.clone(),
-                    path: r.worktree_path.clone(),
-                    source_repo: r.source_repo.clone(),
+                    repo: &r.repo_name,
+                    branch: &r.branch,
+                    path: &r.worktree_path,
+                    source_repo: &r.source_repo,
                     preserve_branch: r.preserve_branch,
                 })
                 .collect(),
             repo_count: w.repos.len(),
-            source: w.source.clone(),
-            blueprint: w.blueprint.clone(),
+            source: w.source.as_ref(),
+            blueprint: w.blueprint.as_ref(),
             unknown,
         }
     }
 }
 
 impl ListReport {
-    pub fn view(&self) -> ListView {
+    pub fn view(&self) -> ListView<'_> {
         ListView {
             workspaces: self.workspaces.iter().map(WorkspaceView::of).collect(),
             count: self.workspaces.len(),
@@ -212,8 +214,8 @@ pub struct ShowReport {
 /// `gw ws show --format json`'s result.
 #[derive(Debug, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub struct ShowView {
-    pub workspace: WorkspaceView,
+pub struct ShowView<'a> {
+    pub workspace: WorkspaceView<'a>,
 }
 
 pub fn show(ctx: &Ctx<'_>, name: Option<&str>) -> Result<ShowReport> {

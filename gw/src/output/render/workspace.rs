@@ -20,7 +20,7 @@ use crate::state::Workspace;
 // ---- create, delete ----
 
 impl Render for CreateReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -47,7 +47,7 @@ impl Render for CreateReport {
 }
 
 impl Render for DeleteReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -82,8 +82,8 @@ fn date(created_at: &str) -> String {
 }
 
 impl Render for ListReport {
-    fn result(&self) -> Json {
-        value(&self.view())
+    fn result(&self) -> Json<'_> {
+        value(self.view())
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         if self.workspaces.is_empty() {
@@ -141,7 +141,7 @@ impl Render for ListReport {
 }
 
 impl Render for ListStatusReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn next_actions(&self) -> Vec<NextAction> {
@@ -214,8 +214,8 @@ impl Render for ListStatusReport {
 }
 
 impl Render for ShowReport {
-    fn result(&self) -> Json {
-        value(&ShowView {
+    fn result(&self) -> Json<'_> {
+        value(ShowView {
             workspace: WorkspaceView::of(&self.workspace),
         })
     }
@@ -343,7 +343,7 @@ fn live_branch(r: &RepoStatus) -> String {
 }
 
 impl Render for StatusReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -448,7 +448,7 @@ impl Render for StatusReport {
 // ---- go, shell-init, presets ----
 
 impl Render for GoReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn next_actions(&self) -> Vec<NextAction> {
@@ -480,7 +480,7 @@ fn tilde(p: &Path, home: Option<&Path>) -> String {
 }
 
 impl Render for ContextReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -557,7 +557,7 @@ impl Render for ContextReport {
 }
 
 impl Render for CloseReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, _: &mut Printer) -> io::Result<()> {
@@ -569,7 +569,7 @@ impl Render for CloseReport {
 }
 
 impl Render for crate::ops::delete::UnlinkReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, _: &mut Printer) -> io::Result<()> {
