@@ -46,14 +46,18 @@ pub enum DataFormat {
 /// the report, so a large result (a thousand workspaces) is never copied or buffered whole.
 pub struct Json<'a>(Box<dyn ToJson + 'a>);
 
+/// Where results are serialised: a concrete buffer type, so that serde_json's many small
+/// writes are inlined copies rather than calls through `dyn Write`.
+type Out<'w> = io::BufWriter<&'w mut dyn Write>;
+
 /// `Serialize` made object-safe for the one serializer used here.
 trait ToJson {
-    fn write(&self, w: &mut dyn Write) -> serde_json::Result<()>;
+    fn write(&self, w: &mut Out<'_>) -> serde_json::Result<()>;
     fn raw(&self) -> serde_json::Result<Box<serde_json::value::RawValue>>;
 }
 
 impl<T: serde::Serialize> ToJson for T {
-    fn write(&self, w: &mut dyn Write) -> serde_json::Result<()> {
+    fn write(&self, w: &mut Out<'_>) -> serde_json::Result<()> {
         serde_json::to_writer(w, self)
     }
     fn raw(&self) -> serde_json::Result<Box<serde_json::value::RawValue>> {
@@ -72,7 +76,7 @@ impl<'a> Json<'a> {
             .expect("results serialise: every map key is a string")
     }
 
-    fn write(&self, w: &mut dyn Write) -> io::Result<()> {
+    fn write(&self, w: &mut Out<'_>) -> io::Result<()> {
         self.0.write(w).map_err(io::Error::from)
     }
 }

@@ -15,7 +15,7 @@ use crate::ops::go::{CloseReport, GoReport};
 use crate::ops::list::{ListReport, ListStatusReport, ShowReport, ShowView, WorkspaceView};
 use crate::ops::status::{RepoState, RepoStatus, StatusReport};
 use crate::output::{DataFormat, Json, Printer, Render, Role};
-use crate::state::Workspace;
+use crate::state::{State, Workspace};
 
 // ---- create, delete ----
 
@@ -86,35 +86,40 @@ impl Render for ListReport {
         value(self.view())
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
-        if self.workspaces.is_empty() {
+        let records = self.listing.records();
+        if records.is_empty() {
             return p.message(
                 Role::Plain,
                 "No workspaces; create one with `gw create NAME -b BRANCH -r REPOS`",
             );
         }
-        let rows: Vec<Vec<String>> = self
-            .workspaces
+        let rows: Vec<Vec<String>> = records
             .iter()
             .map(|w| {
+                let repos: Vec<_> = w.repos.iter().map(|r| r.repo_name.to_str()).collect();
+                let created = w.created_at.map(|c| c.to_str()).unwrap_or_default();
                 vec![
-                    p.paint(Role::Name, &w.name),
-                    w.branch.clone(),
-                    repo_names(w).join(", "),
-                    date(&w.created_at),
+                    p.paint(Role::Name, &w.name.to_str()),
+                    w.branch.to_str().into_owned(),
+                    repos.join(", "),
+                    date(&created),
                 ]
             })
             .collect();
         p.table(&["Name", "Branch", "Repos", "Created"], &rows)
     }
     fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
+        // The Go grove's shapes are the state objects themselves, unknown fields included:
+        // read the full model (the listing skips those).
+        let state = State::parse(self.listing.text()).expect("the listing accepted this text");
+        let workspaces = &state.workspaces;
         Some(match f {
-            DataFormat::Json => json_pretty(p, &self.workspaces),
-            DataFormat::Jsonl => self.workspaces.iter().try_for_each(|w| json_line(p, w)),
+            DataFormat::Json => json_pretty(p, workspaces),
+            DataFormat::Jsonl => workspaces.iter().try_for_each(|w| json_line(p, w)),
             DataFormat::Tsv => tsv(
                 p,
                 &["NAME", "BRANCH", "REPOS", "CREATED"],
-                &self
-                    .workspaces
+                &workspaces
                     .iter()
                     .map(|w| {
                         vec![
@@ -126,10 +131,9 @@ impl Render for ListReport {
                     })
                     .collect::<Vec<_>>(),
             ),
-            DataFormat::Name => lines(p, self.workspaces.iter().map(|w| w.name.as_str())),
+            DataFormat::Name => lines(p, workspaces.iter().map(|w| w.name.as_str())),
             DataFormat::Path => {
-                let paths: Vec<String> =
-                    self.workspaces.iter().map(|w| path_str(&w.path)).collect();
+                let paths: Vec<String> = workspaces.iter().map(|w| path_str(&w.path)).collect();
                 lines(p, paths.iter().map(String::as_str))
             }
             DataFormat::Table => return None,
