@@ -107,11 +107,25 @@ fn err(path: &Path) -> impl Fn(gix::Error) -> Error + '_ {
 impl Repo {
     /// Opens the repository at `path` (a checkout or a linked worktree).
     pub fn open(path: &Path) -> Result<Repo, Error> {
+        Repo::open_via(path, path)
+    }
+
+    /// Opens the repository at `path`, reaching it through `via`: the same directory,
+    /// named relative to the current one (see `fsx::Inside`), so that reading its files
+    /// resolves shorter paths. Errors still name `path`.
+    pub fn open_via(path: &Path, via: &Path) -> Result<Repo, Error> {
         let opts = gix::open::Options::default().bail_if_untrusted(true);
-        let mut repo = gix::open_opts(path, opts).map_err(|e| Error::Open {
+        let open_error = |e: &dyn std::fmt::Display| Error::Open {
             path: path.to_path_buf(),
             message: e.to_string(),
-        })?;
+        };
+        let mut repo = gix::open_opts(path, opts).map_err(|e| open_error(&e))?;
+        if via != path {
+            // gix makes the work tree of a linked worktree absolute; point it back at the
+            // relative name (the same directory, checked by gix) for reading files.
+            repo.set_workdir(via.to_path_buf())
+                .map_err(|e| open_error(&e))?;
+        }
         repo.object_cache_size_if_unset(4 << 20);
         Ok(Repo {
             repo,
@@ -451,10 +465,15 @@ fn in_progress_name(s: gix::state::InProgress) -> &'static str {
     }
 }
 
-/// HEAD, changes, base and ahead/behind of the worktree at `path`. `base_branch` is the
-/// repository's configured base (from `.grove.toml`), if any.
-pub fn worktree_status(path: &Path, base_branch: Option<&str>) -> Result<WorktreeStatus, Error> {
-    let repo = Repo::open(path)?;
+/// HEAD, changes, base and ahead/behind of the worktree at `path` (reached through `via`,
+/// see [`Repo::open_via`]). `base_branch` is the repository's configured base (from
+/// `.grove.toml`), if any.
+pub fn worktree_status(
+    path: &Path,
+    via: &Path,
+    base_branch: Option<&str>,
+) -> Result<WorktreeStatus, Error> {
+    let repo = Repo::open_via(path, via)?;
     let head = repo.head()?;
     let changes = repo.changes()?;
     let base = repo.resolve_base(base_branch);
@@ -469,4 +488,90 @@ pub fn worktree_status(path: &Path, base_branch: Option<&str>) -> Result<Worktre
         ahead_behind,
         remote: repo.origin_url(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::testutil::git;
+
+    fn set_mtime(path: &Path, secs_ago: u64) {
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs_ago);
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    }
+
+    /// A repository with one commit and a linked worktree `wt` beside it.
+    fn repo_with_worktree() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let main = root.join("main");
+        crate::fsx::create_dir_all(&main).unwrap();
+        git(&main, &["init", "-q", "-b", "main"]);
+        crate::fsx::write_atomic(&main.join("a.txt"), b"a\n").unwrap();
+        git(&main, &["add", "."]);
+        git(&main, &["commit", "-q", "-m", "one"]);
+        let wt = root.join("ws").join("wt");
+        git(
+            &main,
+            &["worktree", "add", "-q", "-b", "wt", wt.to_str().unwrap()],
+        );
+        (tmp, main, wt)
+    }
+
+    #[test]
+    fn status_writes_refreshed_stat_data_back_unless_the_index_is_locked() {
+        let (_tmp, main, wt) = repo_with_worktree();
+        let index = main.join(".git/worktrees/wt/index");
+        // Same content, new mtime: the stat data no longer matches, the content does.
+        set_mtime(&wt.join("a.txt"), 3600);
+        let before = std::fs::read(&index).unwrap();
+        assert!(Repo::open(&wt).unwrap().changes().unwrap().is_clean());
+        let after = std::fs::read(&index).unwrap();
+        assert_ne!(before, after, "the refreshed entry was written back");
+        assert!(Repo::open(&wt).unwrap().changes().unwrap().is_clean());
+        assert_eq!(
+            after,
+            std::fs::read(&index).unwrap(),
+            "nothing left to refresh"
+        );
+
+        // Someone else holds the index: status still answers and leaves it alone.
+        set_mtime(&wt.join("a.txt"), 7200);
+        let lock = main.join(".git/worktrees/wt/index.lock");
+        crate::fsx::write_atomic(&lock, b"").unwrap();
+        assert!(Repo::open(&wt).unwrap().changes().unwrap().is_clean());
+        assert_eq!(after, std::fs::read(&index).unwrap());
+        assert!(lock.exists(), "another process's lock is not touched");
+    }
+
+    #[test]
+    fn reading_through_a_relative_path_sees_the_same() {
+        let (_tmp, _main, wt) = repo_with_worktree();
+        crate::fsx::write_atomic(&wt.join("a.txt"), b"changed\n").unwrap();
+        crate::fsx::write_atomic(&wt.join("new.txt"), b"new\n").unwrap();
+        let absolute = worktree_status(&wt, &wt, None).unwrap();
+        let ws = wt.parent().unwrap();
+        let inside = crate::fsx::Inside::enter(ws).unwrap();
+        let rel = inside.relative(ws, &wt).unwrap();
+        assert_eq!(rel, Path::new("wt"));
+        let relative = worktree_status(&wt, rel, None).unwrap();
+        drop(inside);
+        assert_eq!(relative.changes, absolute.changes);
+        assert_eq!(relative.changes.lines, [" M a.txt", "?? new.txt"]);
+        assert_eq!(relative.head, absolute.head);
+        // Errors name the real path, not the relative one.
+        let missing = ws.join("gone");
+        let inside = crate::fsx::Inside::enter(ws).unwrap();
+        let e = Repo::open_via(&missing, Path::new("gone")).err().unwrap();
+        drop(inside);
+        assert!(
+            e.to_string().contains(&missing.display().to_string()),
+            "{e}"
+        );
+    }
 }

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::action::NextAction;
 use crate::error::Result;
+use crate::fsx;
 use crate::git;
 use crate::ops::Ctx;
 use crate::parallel;
@@ -250,15 +251,22 @@ pub struct ListStatusReport {
 
 /// `gw list --status`: every worktree of every workspace is checked in parallel.
 pub fn list_status(ctx: &Ctx<'_>) -> Result<ListStatusReport> {
-    ctx.config()?;
+    let config = ctx.config()?;
     let state = ctx.state()?;
     let all: Vec<&RepoEntry> = state.workspaces.iter().flat_map(|w| &w.repos).collect();
+    // From inside the workspace directory each worktree is read by a short relative path.
+    let root = &config.workspace_dir;
+    let inside = fsx::Inside::enter(root);
     let dirty: Vec<Option<bool>> = parallel::map(&all, |r| {
-        git::Repo::open(&r.worktree_path)
+        let via = inside
+            .as_ref()
+            .and_then(|i| i.relative(root, &r.worktree_path));
+        git::Repo::open_via(&r.worktree_path, via.unwrap_or(&r.worktree_path))
             .and_then(|repo| repo.changes())
             .ok()
             .map(|c| !c.is_clean())
     });
+    drop(inside);
     let mut results = dirty.into_iter();
     let workspaces: Vec<Summary> = state
         .workspaces
