@@ -23,6 +23,11 @@ use super::{Blueprint, SetupRecord, Source};
 pub struct RawStr<'t>(&'t RawValue);
 
 impl<'t> RawStr<'t> {
+    /// The JSON token, quotes and escapes included.
+    pub fn token(&self) -> &'t str {
+        self.0.get()
+    }
+
     /// The string's value; borrowed unless it contains escapes.
     pub fn to_str(&self) -> Cow<'t, str> {
         let token = self.0.get();
