@@ -189,6 +189,45 @@ pub fn step_out_of(dir: &Path) {
     }
 }
 
+/// The process's working directory, moved into a directory until this is dropped.
+///
+/// Reading many files of one tree is cheaper by relative paths: the kernel resolves every
+/// path component by component, and an absolute path deep in a home directory is mostly
+/// the same leading components again (git, too, works from inside the worktree). The
+/// working directory is one per process, so only one `Inside` exists at a time; others
+/// wait for it.
+pub struct Inside {
+    previous: PathBuf,
+    _turn: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Inside {
+    /// Moves into `dir`; `None` (and nothing changed) when that is not possible.
+    pub fn enter(dir: &Path) -> Option<Inside> {
+        static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let turn = TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let previous = std::env::current_dir().ok()?;
+        std::env::set_current_dir(dir).ok()?;
+        Some(Inside {
+            previous,
+            _turn: turn,
+        })
+    }
+
+    /// `path` relative to the directory moved into, when it is inside it.
+    pub fn relative<'p>(&self, dir: &Path, path: &'p Path) -> Option<&'p Path> {
+        path.strip_prefix(dir)
+            .ok()
+            .filter(|rel| !rel.as_os_str().is_empty())
+    }
+}
+
+impl Drop for Inside {
+    fn drop(&mut self) {
+        let _ = std::env::set_current_dir(&self.previous);
+    }
+}
+
 /// Resolves symlinks; falls back to the path itself when it cannot be resolved.
 pub fn canonical(path: &Path) -> PathBuf {
     fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())

@@ -11,6 +11,19 @@ pub fn workers() -> usize {
         .unwrap_or(2)
 }
 
+/// How many child processes to keep busy at once: more than cores, because a git
+/// mutation mostly waits (on the file system and on the processes it starts itself).
+/// Measured on two cores: ten `git worktree add`s took 0.86 of their sequential time two at
+/// a time, and 0.53 ten at a time.
+pub fn process_workers() -> usize {
+    (workers() * 4).min(16)
+}
+
+/// Like [`map`] for work that runs child processes: up to [`process_workers`] at once.
+pub fn map_processes<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    map_with(items, process_workers(), f)
+}
+
 /// Applies `f` to every item on up to [`workers`] threads; results come back in order.
 pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     map_with(items, workers(), f)

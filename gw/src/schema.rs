@@ -37,9 +37,9 @@ schemas! {
     "remove-dir", "gw remove-dir" => crate::ops::dirs::DirReport;
     "repos", "gw repos" => crate::ops::repos::ReposReport;
     "create", "gw create" => crate::ops::create::CreateReport;
-    "list", "gw list, gw ws list" => crate::ops::list::ListView;
+    "list", "gw list, gw ws list" => crate::ops::list::ListView<'static>;
     "list-status", "gw list --status" => crate::ops::list::ListStatusReport;
-    "ws-show", "gw ws show" => crate::ops::list::ShowView;
+    "ws-show", "gw ws show" => crate::ops::list::ShowView<'static>;
     "status", "gw status" => crate::ops::status::StatusReport;
     "go", "gw go" => crate::ops::go::GoReport;
     "go-close", "gw go --close-tab (alone)" => crate::ops::go::CloseReport;

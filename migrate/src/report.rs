@@ -50,9 +50,9 @@ fn action(argv: &[String]) -> Vec<&str> {
 }
 
 impl Render for MigrateReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         let p = &self.plan;
-        Json::of(&json!({
+        Json::of(json!({
             "mode": if self.applied { "apply" } else { "dry_run" },
             "grove_dir": self.grove_dir,
             "roots": p.roots,
@@ -250,7 +250,7 @@ impl MigrateReport {
 }
 
 impl Render for Failed {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         self.report.result()
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -275,7 +275,7 @@ pub struct RestoreView {
 }
 
 impl Render for RestoreView {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         Json::of(&self.report)
     }
 

@@ -26,7 +26,10 @@ struct Scale {
     list_workspaces: usize,
     create_repos: usize,
     delete_files: usize,
+    /// Pairs timed for the read cases (`gw list` runs twice as many: its runs are short).
     pairs: usize,
+    /// Pairs timed for create and delete, whose runs take seconds.
+    slow_pairs: usize,
 }
 
 const FULL: Scale = Scale {
@@ -38,7 +41,8 @@ const FULL: Scale = Scale {
     list_workspaces: 1000,
     create_repos: 10,
     delete_files: 100_000,
-    pairs: 11,
+    pairs: 21,
+    slow_pairs: 9,
 };
 
 const QUICK: Scale = Scale {
@@ -51,6 +55,7 @@ const QUICK: Scale = Scale {
     create_repos: 3,
     delete_files: 2_000,
     pairs: 2,
+    slow_pairs: 1,
 };
 
 /// One measured case.
@@ -79,13 +84,20 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let cache = util::target_dir(&root)?.join("bench-fixtures");
     let started = Instant::now();
 
+    let loadavg_start = loadavg();
     let mut cases = Vec::new();
     let fx = Fixture::prepare(&cache, &gw, scale)?;
+    util::step("status");
     cases.push(fx.status_case(scale, "status")?);
+    util::step("context");
     cases.push(fx.status_case(scale, "context")?);
+    util::step("list -s");
     cases.push(fx.list_status_case(scale)?);
+    util::step("list");
     cases.push(fx.list_case(scale, scale.list_workspaces)?);
+    util::step("create");
     cases.push(fx.create_case(scale)?);
+    util::step("delete");
     cases.push(fx.delete_case(scale)?);
 
     let mut report = String::new();
@@ -115,33 +127,52 @@ pub fn run(args: &[String]) -> Result<(), String> {
         );
     }
     println!("{report}");
+    let over = cases.iter().filter(|c| c.ratio > c.budget).count();
     println!(
-        "{} scale, {} pairs per case, {:.0} s in all",
+        "{} scale, {} pairs per read case ({} for list), {} for create and delete; {:.0} s in all; \
+         load average {} at the start, {} at the end; {}",
         scale.label,
         scale.pairs,
-        started.elapsed().as_secs_f64()
+        list_pairs(scale),
+        scale.slow_pairs,
+        started.elapsed().as_secs_f64(),
+        loadavg_start,
+        loadavg(),
+        if over == 0 {
+            "every case within budget".to_string()
+        } else {
+            format!("{over} over budget")
+        }
     );
 
     let mut scaling_rows = Vec::new();
     if scaling {
+        // One fixture with the most repositories serves every status size.
+        let biggest = Scale {
+            status_repos: 80,
+            ..scale
+        };
+        let fx80 = Fixture::prepare(&cache, &gw, biggest)?;
         for n in [5, 20, 80] {
+            util::step(&format!("scaling: status over {n} repositories"));
             let s = Scale {
                 status_repos: n,
                 ..scale
             };
-            let fx = Fixture::prepare(&cache, &gw, s)?;
-            let c = fx.status_case(s, "status")?;
-            scaling_rows.push(format!(
-                "status, {n} repos × {} files: gw {:.1} ms, baseline {:.1} ms, ratio {:.3}",
-                s.files, c.gw_ms, c.base_ms, c.ratio
-            ));
+            let c = fx80.status_case(s, "status")?;
+            scaling_rows.push(serde_json::json!({
+                "case": "gw status --format json", "repos": n, "files_per_repo": s.files,
+                "gw_ms": c.gw_ms, "baseline_ms": c.base_ms, "ratio": c.ratio,
+            }));
         }
         for n in [100, 1000, 10_000] {
+            util::step(&format!("scaling: list of {n} workspaces"));
             let c = fx.list_case(scale, n)?;
-            scaling_rows.push(format!(
-                "list, {n} workspaces: gw {:.1} ms, git --version {:.1} ms, ratio {:.3}",
-                c.gw_ms, c.base_ms, c.ratio
-            ));
+            scaling_rows.push(serde_json::json!({
+                "case": "gw list --format json", "workspaces": n,
+                "gw_ms": c.gw_ms, "baseline_ms": c.base_ms, "ratio": c.ratio,
+                "peak_rss_kib": c.peak_rss_kib,
+            }));
         }
         println!("\nScaling:");
         for r in &scaling_rows {
@@ -153,7 +184,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let doc = serde_json::json!({
             "scale": scale.label,
             "pairs": scale.pairs,
+            "list_pairs": list_pairs(scale),
+            "slow_pairs": scale.slow_pairs,
             "commit": util::git_head(&root),
+            "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+            "loadavg_start": loadavg_start,
+            "loadavg_end": loadavg(),
+            "seconds": started.elapsed().as_secs_f64(),
             "cases": cases.iter().map(|c| serde_json::json!({
                 "case": c.name, "baseline": c.baseline, "gw_ms": c.gw_ms, "baseline_ms": c.base_ms,
                 "ratio": c.ratio, "budget": c.budget, "within_budget": c.ratio <= c.budget,
@@ -330,10 +367,20 @@ impl Fixture {
             }
         }
         let dirs: Vec<PathBuf> = names.iter().map(|n| ws.join(n)).collect();
-        let list = dirs.iter().map(|d| q(d)).collect::<Vec<_>>().join(" ");
-        let baseline = format!(
-            "printf '%s\\n' {list} | xargs -P2 -I{{}} sh -c 'git -C \"$1\" status --porcelain=v2 --branch >/dev/null && git -C \"$1\" rev-list --left-right --count HEAD...origin/main >/dev/null' _ {{}}"
-        );
+        // Both git commands of every repository, two processes at a time, straight from
+        // xargs (six arguments each, no shell in between; `git status` is given its
+        // default `--untracked-files=normal` to make the counts equal).
+        let mut args = Vec::new();
+        for d in &dirs {
+            let d = d.to_str().ok_or("non-UTF-8 fixture path")?;
+            args.extend(["-C", d, "status", "--porcelain=v2", "--branch"]);
+            args.push("--untracked-files=normal");
+            args.extend(["-C", d, "rev-list", "--left-right", "--count"]);
+            args.push("HEAD...origin/main");
+        }
+        let arg_file = self.dir.join(format!("status-{}.args", s.status_repos));
+        std::fs::write(&arg_file, args.join("\0")).map_err(|e| e.to_string())?;
+        let baseline = format!("xargs -0 -n6 -P2 -a {} git >/dev/null", q(&arg_file));
         let (args, name): (Vec<&str>, &'static str) = match which {
             "status" => (
                 vec!["status", "bench", "--format", "json"],
@@ -442,7 +489,7 @@ impl Fixture {
         let mut gw = self.gw_cmd(&home, &["list", "--format", "json"]);
         let mut base = Command::new("git");
         base.arg("--version").stdout(Stdio::null());
-        let (a, b, r) = alternate(&mut gw, &mut base, s.pairs.max(5) * 2, || Ok(()), || Ok(()))?;
+        let (a, b, r) = alternate(&mut gw, &mut base, list_pairs(s), || Ok(()), || Ok(()))?;
         Ok(Case {
             name: "gw list --format json",
             baseline: "git --version",
@@ -465,9 +512,12 @@ impl Fixture {
         std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
         let mut times_a = Vec::new();
         let mut times_b = Vec::new();
-        let total = s.pairs + 1;
+        let mut peak = None;
+        let total = s.slow_pairs + 1;
         for k in 0..total {
             let name = format!("c-{k}");
+            // Left over by an interrupted run.
+            let _ = self.gw_ok(&home, &["delete", &name, "--force"]);
             let mut gw = self.gw_cmd(
                 &home,
                 &[
@@ -481,7 +531,17 @@ impl Fixture {
                     "json",
                 ],
             );
-            let t = time(&mut gw)?;
+            // The warm-up pair measures peak memory instead (under /usr/bin/time).
+            settle();
+            let t = if k == 0 {
+                peak = peak_rss(&mut gw, &home);
+                if peak.is_none() {
+                    time(&mut gw)?;
+                }
+                0.0
+            } else {
+                time(&mut gw)?
+            };
             self.gw_ok(&home, &["delete", &name, "--force"])?;
             wait_empty(&home.join(".grove/workspaces/.trash"));
             let script: String = repos
@@ -498,6 +558,7 @@ impl Fixture {
             let mut base = Command::new("sh");
             git_env(&mut base, &home);
             base.arg("-c").arg(&script);
+            settle();
             let tb = time(&mut base)?;
             let cleanup: String = repos
                 .iter()
@@ -524,7 +585,7 @@ impl Fixture {
             gw_ms: a,
             base_ms: b,
             ratio: r,
-            peak_rss_kib: None,
+            peak_rss_kib: peak,
         })
     }
 
@@ -546,18 +607,40 @@ impl Fixture {
         let scratch = self.dir.join("scratch-delete");
         let _ = std::fs::remove_dir_all(&scratch);
         std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
-        let mut times_a = Vec::new();
-        let mut times_b = Vec::new();
-        for k in 0..=s.pairs {
-            let name = format!("d-{k}");
-            self.gw_ok(&home, &["create", &name, "-b", &name, "-r", "r01"])?;
+        // Every workspace is made first and then used once (`gw status`), in a later second
+        // than its checkout: a worktree's index is "racily clean" until something refreshes
+        // it, and a delete right after the create would re-read every tracked file to prove
+        // nothing changed (git would too). A workspace being deleted has been worked in.
+        let names: Vec<String> = (0..=s.slow_pairs).map(|k| format!("d-{k}")).collect();
+        for name in &names {
+            // Left over by an interrupted run.
+            let _ = self.gw_ok(&home, &["delete", name, "--force"]);
+            wait_empty(&home.join(".grove/workspaces/.trash"));
+            self.gw_ok(&home, &["create", name, "-b", name, "-r", "r01"])?;
             let nm = home
                 .join(".grove/workspaces")
-                .join(&name)
+                .join(name)
                 .join("r01/node_modules");
             sh(&home, &home, &format!("cp -al {} {}", q(&template), q(&nm)))?;
-            let mut gw = self.gw_cmd(&home, &["delete", &name, "--format", "json"]);
-            let t = time(&mut gw)?;
+        }
+        std::thread::sleep(Duration::from_millis(1100));
+        for name in &names {
+            self.gw_ok(&home, &["status", name])?;
+        }
+        let mut times_a = Vec::new();
+        let mut times_b = Vec::new();
+        let mut peak = None;
+        for (k, name) in names.iter().enumerate() {
+            let mut gw = self.gw_cmd(&home, &["delete", name, "--format", "json"]);
+            settle();
+            if k == 0 {
+                peak = peak_rss(&mut gw, &home);
+                if peak.is_none() {
+                    time(&mut gw)?;
+                }
+            } else {
+                times_a.push(time(&mut gw)?);
+            }
             wait_empty(&home.join(".grove/workspaces/.trash"));
             let copy = scratch.join(format!("rm-{k}"));
             sh(
@@ -567,9 +650,9 @@ impl Fixture {
             )?;
             let mut base = Command::new("rm");
             base.arg("-rf").arg(&copy);
+            settle();
             let tb = time(&mut base)?;
             if k > 0 {
-                times_a.push(t);
                 times_b.push(tb);
             }
         }
@@ -581,9 +664,29 @@ impl Fixture {
             gw_ms: a,
             base_ms: b,
             ratio: r,
-            peak_rss_kib: None,
+            peak_rss_kib: peak,
         })
     }
+}
+
+/// `gw list` runs take milliseconds: time more of them.
+fn list_pairs(s: Scale) -> usize {
+    s.pairs.max(5) * 2
+}
+
+/// The one-minute load average, to judge how noisy the run was.
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
+}
+
+/// Flushes the file systems before a timed run of file-system work, so that one run's
+/// writeback (or the discards of the files the previous step removed) is not billed to the
+/// next.
+fn settle() {
+    let _ = Command::new("sync").status();
 }
 
 /// Waits (up to a minute) until a background unlink has emptied `trash`.

@@ -1,6 +1,7 @@
 //! `cargo xtask`: the project's own automation.
 //!
-//! - `cargo xtask ci`   formatting, clippy and every test (what `.ci/run` runs)
+//! - `cargo xtask ci`   formatting, clippy, every test, the release binary's size budget and
+//!   a smoke run of the benchmarks (what `.ci/run` runs)
 //! - `cargo xtask e2e`  the end-to-end suite against the release binary
 //! - `cargo xtask demo` a guided tour on three sample repositories
 //! - `cargo xtask bench` hot paths timed as ratios against git baselines
@@ -40,7 +41,8 @@ fn main() -> ExitCode {
 const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
-  ci      cargo fmt --check, clippy -D warnings, the unit and e2e tests
+  ci      cargo fmt --check, clippy -D warnings, the unit and e2e tests, the release gw's
+          size against size-reports/budget.toml, and `bench --quick` as a smoke run
   e2e     build the release gw and run the e2e suite against it
   demo    walk a workspace through its lifecycle on three sample repositories
   bench   time grove's hot paths against git baselines [--quick] [--json FILE] [--scaling]
@@ -65,6 +67,43 @@ fn ci() -> Result<(), String> {
     )?;
     util::step("tests");
     util::test(&root, &[])?;
+    size_budget(&root)?;
+    // A smoke run: every case must work; its ratios are not judged on a CI machine.
+    bench::run(&["--quick".to_string()])?;
+    Ok(())
+}
+
+/// Builds the release `gw` and fails when it is larger than `gw_max_bytes` in
+/// `size-reports/budget.toml`.
+fn size_budget(root: &std::path::Path) -> Result<(), String> {
+    util::step("release gw within its size budget");
+    let budget_file = root.join("size-reports/budget.toml");
+    let text = std::fs::read_to_string(&budget_file)
+        .map_err(|e| format!("{}: {e}", budget_file.display()))?;
+    let budget: u64 = text
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .find(|(k, _)| k.trim() == "gw_max_bytes")
+        .and_then(|(_, v)| v.trim().replace('_', "").parse().ok())
+        .ok_or_else(|| format!("{}: no gw_max_bytes = N", budget_file.display()))?;
+    let gw = util::build_release(root, "gw")?;
+    let size = std::fs::metadata(&gw)
+        .map_err(|e| format!("{}: {e}", gw.display()))?
+        .len();
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    if size > budget {
+        return Err(format!(
+            "release gw is {size} bytes ({:.2} MiB), over its budget of {budget} bytes ({:.2} MiB) in {}",
+            mib(size),
+            mib(budget),
+            budget_file.display()
+        ));
+    }
+    eprintln!(
+        "gw: {size} bytes ({:.2} MiB), budget {budget} ({:.2} MiB)",
+        mib(size),
+        mib(budget)
+    );
     Ok(())
 }
 

@@ -221,3 +221,61 @@ fn ws_show_in_every_form() {
     assert!(missing.stderr.contains("nope"), "{missing}");
     env.assert_git_agrees_with_state();
 }
+
+/// Commands that only need `state.json` start no process at all (issue 8): a `git` on PATH
+/// that records its calls sees none of them, while a command that does run git is seen.
+#[test]
+fn state_only_commands_run_no_git() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    env.create("one", "feat/one", "api,web");
+    let shim_dir = env.root.join("shim");
+    std::fs::create_dir_all(&shim_dir).unwrap();
+    let log = env.root.join("git-calls.log");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let real_git = std::env::split_paths(&path)
+        .map(|d| d.join("git"))
+        .find(|g| g.is_file())
+        .expect("git on PATH");
+    let shim = shim_dir.join("git");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real_git.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut dirs = vec![shim_dir.clone()];
+    dirs.extend(std::env::split_paths(&path));
+    let shimmed = std::env::join_paths(dirs).unwrap();
+    let shimmed = shimmed.to_str().unwrap();
+    for args in [
+        &["list"][..],
+        &["list", "--format", "json"],
+        &["list", "--json"],
+        &["ws", "show", "one", "--format", "json"],
+        &["go", "one", "--format", "json"],
+        &["context", "--format", "json"],
+    ] {
+        env.gw_env(&env.home, args, &[("PATH", shimmed)]).success();
+        assert!(
+            !log.exists(),
+            "gw {args:?} ran git: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+    }
+    // The shim does see git when gw runs it.
+    env.gw_env(
+        &env.home,
+        &[
+            "create", "two", "-b", "feat/two", "-r", "api", "--format", "json",
+        ],
+        &[("PATH", shimmed)],
+    )
+    .success();
+    let calls = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(calls.contains("worktree add"), "{calls}");
+}

@@ -92,7 +92,13 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
         commands::dispatch(&ctx, cli.command, ui)
     }));
     match outcome {
-        Ok(Ok(out)) => output::emit(&mut p, out.report.as_ref(), out.data),
+        Ok(Ok(out)) => {
+            let code = output::emit(&mut p, out.report.as_ref(), out.data);
+            // The process ends right after this: freeing a large report (a thousand
+            // workspaces are tens of thousands of allocations) would only delay the exit.
+            std::mem::forget(out);
+            code
+        }
         Ok(Err(e)) => output::emit_error(&mut p, &e),
         Err(panic) => {
             let what = panic

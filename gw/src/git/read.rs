@@ -107,11 +107,25 @@ fn err(path: &Path) -> impl Fn(gix::Error) -> Error + '_ {
 impl Repo {
     /// Opens the repository at `path` (a checkout or a linked worktree).
     pub fn open(path: &Path) -> Result<Repo, Error> {
+        Repo::open_via(path, path)
+    }
+
+    /// Opens the repository at `path`, reaching it through `via`: the same directory,
+    /// named relative to the current one (see `fsx::Inside`), so that reading its files
+    /// resolves shorter paths. Errors still name `path`.
+    pub fn open_via(path: &Path, via: &Path) -> Result<Repo, Error> {
         let opts = gix::open::Options::default().bail_if_untrusted(true);
-        let mut repo = gix::open_opts(path, opts).map_err(|e| Error::Open {
+        let open_error = |e: &dyn std::fmt::Display| Error::Open {
             path: path.to_path_buf(),
             message: e.to_string(),
-        })?;
+        };
+        let mut repo = gix::open_opts(path, opts).map_err(|e| open_error(&e))?;
+        if via != path {
+            // gix makes the work tree of a linked worktree absolute; point it back at the
+            // relative name (the same directory, checked by gix) for reading files.
+            repo.set_workdir(via.to_path_buf())
+                .map_err(|e| open_error(&e))?;
+        }
         repo.object_cache_size_if_unset(4 << 20);
         Ok(Repo {
             repo,
@@ -177,6 +191,58 @@ impl Repo {
         cfg.string("remote.origin.url")
             .map(|s| s.to_string())
             .filter(|s| !s.is_empty())
+    }
+
+    /// Whether `git fetch --all` would change nothing, proven without running it: origin
+    /// is a repository on this machine (a path or `file://` URL), the only remote, fetched
+    /// with the default refspec, and each of its branches and tags is already here at the
+    /// same commit. (A fetch spawns five processes; a local origin is read in a
+    /// millisecond.) Any doubt answers `false`, and the caller fetches.
+    pub fn origin_is_current(&self) -> bool {
+        self.origin_is_current_inner().unwrap_or(false)
+    }
+
+    fn origin_is_current_inner(&self) -> Option<bool> {
+        let names = self.repo.remote_names();
+        if names.len() != 1 || !names.iter().any(|n| *n == "origin") {
+            return Some(false);
+        }
+        let cfg = self.repo.config_snapshot();
+        let refspecs = cfg.plumbing().strings("remote.origin.fetch")?;
+        let default = ["+refs/heads/*:refs/remotes/origin/*"];
+        if refspecs.len() != 1
+            || refspecs[0] != default[0]
+            || cfg.string("remote.origin.tagOpt").is_some()
+        {
+            return Some(false);
+        }
+        let url = self.origin_url()?;
+        let path = match url.strip_prefix("file://") {
+            Some(p) => PathBuf::from(p),
+            None if url.starts_with('/') => PathBuf::from(&url),
+            None => return Some(false),
+        };
+        let opts = gix::open::Options::default().bail_if_untrusted(true);
+        let origin = gix::open_opts(&path, opts).ok()?;
+        let platform = origin.references().ok()?;
+        for r in platform.all().ok()? {
+            let r = r.ok()?;
+            let name = r.name().as_bstr().to_string();
+            let local = if let Some(branch) = name.strip_prefix("refs/heads/") {
+                format!("refs/remotes/origin/{branch}")
+            } else if name.starts_with("refs/tags/") {
+                name.clone()
+            } else {
+                // Not fetched by the default refspec.
+                continue;
+            };
+            let theirs = r.target().try_id()?.to_owned();
+            let ours = self.repo.try_find_reference(local.as_str()).ok()??;
+            if ours.target().try_id()? != theirs {
+                return Some(false);
+            }
+        }
+        Some(true)
     }
 
     /// The base branch: `.grove.toml`'s `base_branch` (`origin/<it>`, else the local
@@ -409,16 +475,10 @@ impl Repo {
         for proxy in main.worktrees().map_err(err(&self.path))? {
             let path = proxy.base().unwrap_or_default();
             let (locked, prunable) = (proxy.is_locked(), proxy.is_prunable());
-            let (branch, head) = match proxy.into_repo_with_possibly_inaccessible_worktree() {
-                Ok(r) => match r.head() {
-                    Ok(h) => (
-                        h.referent_name().map(|n| n.shorten().to_string()),
-                        h.id().map(|i| i.to_string()),
-                    ),
-                    Err(_) => (None, None),
-                },
-                Err(_) => (None, None),
-            };
+            // Read the worktree's HEAD file, as git does, rather than opening the worktree
+            // as a repository: a source repository used by many workspaces has dozens of
+            // worktrees, and opening each cost milliseconds in every create and delete.
+            let (branch, head) = worktree_head(&main, proxy.git_dir());
             out.push(WorktreeInfo {
                 path,
                 branch,
@@ -429,6 +489,35 @@ impl Repo {
             });
         }
         Ok(out)
+    }
+}
+
+/// The branch a linked worktree has checked out and the commit its HEAD resolves to, from
+/// its private git directory's `HEAD` (a symbolic ref, or a commit id when detached); the
+/// branch itself lives in the shared refs of `main`.
+fn worktree_head(main: &gix::Repository, git_dir: &Path) -> (Option<String>, Option<String>) {
+    let Ok(Some(text)) = crate::fsx::read_optional(&git_dir.join("HEAD")) else {
+        return (None, None);
+    };
+    let text = text.trim();
+    match text.strip_prefix("ref:") {
+        Some(target) => {
+            let target = target.trim();
+            let Ok(name) = gix::refs::FullName::try_from(target) else {
+                return (None, None);
+            };
+            let branch = Some(name.as_ref().shorten().to_string());
+            let head = main
+                .try_find_reference(target)
+                .ok()
+                .flatten()
+                .and_then(|mut r| r.peel_to_id().ok().map(|id| id.to_string()));
+            (branch, head)
+        }
+        None => match ObjectId::from_hex(text.as_bytes()) {
+            Ok(id) => (None, Some(id.to_string())),
+            Err(_) => (None, None),
+        },
     }
 }
 
@@ -451,10 +540,15 @@ fn in_progress_name(s: gix::state::InProgress) -> &'static str {
     }
 }
 
-/// HEAD, changes, base and ahead/behind of the worktree at `path`. `base_branch` is the
-/// repository's configured base (from `.grove.toml`), if any.
-pub fn worktree_status(path: &Path, base_branch: Option<&str>) -> Result<WorktreeStatus, Error> {
-    let repo = Repo::open(path)?;
+/// HEAD, changes, base and ahead/behind of the worktree at `path` (reached through `via`,
+/// see [`Repo::open_via`]). `base_branch` is the repository's configured base (from
+/// `.grove.toml`), if any.
+pub fn worktree_status(
+    path: &Path,
+    via: &Path,
+    base_branch: Option<&str>,
+) -> Result<WorktreeStatus, Error> {
+    let repo = Repo::open_via(path, via)?;
     let head = repo.head()?;
     let changes = repo.changes()?;
     let base = repo.resolve_base(base_branch);
@@ -497,4 +591,179 @@ pub fn is_tracked(file: &Path) -> Result<bool, Error> {
     let rel = gix::path::into_bstr(rel).map_err(err(&repo.path))?;
     let rel = gix::path::to_unix_separators_on_windows(rel);
     Ok(index.entry_by_path(rel.as_ref()).is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::testutil::git;
+
+    fn set_mtime(path: &Path, secs_ago: u64) {
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs_ago);
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    }
+
+    /// A repository with one commit and a linked worktree `wt` beside it.
+    fn repo_with_worktree() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let main = root.join("main");
+        crate::fsx::create_dir_all(&main).unwrap();
+        git(&main, &["init", "-q", "-b", "main"]);
+        crate::fsx::write_atomic(&main.join("a.txt"), b"a\n").unwrap();
+        git(&main, &["add", "."]);
+        git(&main, &["commit", "-q", "-m", "one"]);
+        let wt = root.join("ws").join("wt");
+        git(
+            &main,
+            &["worktree", "add", "-q", "-b", "wt", wt.to_str().unwrap()],
+        );
+        (tmp, main, wt)
+    }
+
+    #[test]
+    fn status_writes_refreshed_stat_data_back_unless_the_index_is_locked() {
+        let (_tmp, main, wt) = repo_with_worktree();
+        let index = main.join(".git/worktrees/wt/index");
+        // Same content, new mtime: the stat data no longer matches, the content does.
+        set_mtime(&wt.join("a.txt"), 3600);
+        let before = std::fs::read(&index).unwrap();
+        assert!(Repo::open(&wt).unwrap().changes().unwrap().is_clean());
+        let after = std::fs::read(&index).unwrap();
+        assert_ne!(before, after, "the refreshed entry was written back");
+        assert!(Repo::open(&wt).unwrap().changes().unwrap().is_clean());
+        assert_eq!(
+            after,
+            std::fs::read(&index).unwrap(),
+            "nothing left to refresh"
+        );
+
+        // Someone else holds the index: status still answers and leaves it alone.
+        set_mtime(&wt.join("a.txt"), 7200);
+        let lock = main.join(".git/worktrees/wt/index.lock");
+        crate::fsx::write_atomic(&lock, b"").unwrap();
+        assert!(Repo::open(&wt).unwrap().changes().unwrap().is_clean());
+        assert_eq!(after, std::fs::read(&index).unwrap());
+        assert!(lock.exists(), "another process's lock is not touched");
+    }
+
+    #[test]
+    fn worktrees_report_branch_and_head_without_opening_each() {
+        let (_tmp, main, wt) = repo_with_worktree();
+        let tip = git(&main, &["rev-parse", "HEAD"]);
+        let detached = wt.parent().unwrap().join("detached");
+        git(
+            &main,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "--detach",
+                detached.to_str().unwrap(),
+            ],
+        );
+        let unborn = wt.parent().unwrap().join("unborn");
+        git(
+            &main,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "later",
+                unborn.to_str().unwrap(),
+            ],
+        );
+        git(&unborn, &["checkout", "-q", "--orphan", "fresh"]);
+        let list = Repo::open(&main).unwrap().worktrees().unwrap();
+        let find = |p: &Path| list.iter().find(|w| w.path == p).unwrap().clone();
+        assert!(list[0].is_main);
+        assert_eq!(list[0].branch.as_deref(), Some("main"));
+        let w = find(&wt);
+        assert_eq!(
+            (w.branch.as_deref(), w.head.as_deref()),
+            (Some("wt"), Some(tip.as_str()))
+        );
+        let d = find(&detached);
+        assert_eq!((d.branch, d.head.as_deref()), (None, Some(tip.as_str())));
+        let u = find(&unborn);
+        assert_eq!((u.branch.as_deref(), u.head), (Some("fresh"), None));
+        assert!(!w.prunable && !w.locked);
+    }
+
+    #[test]
+    fn a_local_origin_with_nothing_new_needs_no_fetch() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let origin = root.join("origin");
+        crate::fsx::create_dir_all(&origin).unwrap();
+        git(&origin, &["init", "-q", "-b", "main"]);
+        crate::fsx::write_atomic(&origin.join("a.txt"), b"a\n").unwrap();
+        git(&origin, &["add", "."]);
+        git(&origin, &["commit", "-q", "-m", "one"]);
+        let url = format!("file://{}", origin.display());
+        git(&root, &["clone", "-q", &url, "clone"]);
+        let clone = root.join("clone");
+        let current = || Repo::open(&clone).unwrap().origin_is_current();
+        assert!(current());
+        // A new commit, a new branch or a new tag on origin: a fetch would bring it.
+        git(&origin, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        assert!(!current());
+        git(&clone, &["fetch", "-q"]);
+        assert!(current());
+        git(&origin, &["branch", "side"]);
+        assert!(!current());
+        git(&clone, &["fetch", "-q"]);
+        assert!(current());
+        git(&origin, &["tag", "v1"]);
+        assert!(!current());
+        git(&clone, &["fetch", "-q", "--tags"]);
+        assert!(current());
+        // A second remote, or an origin that is not a local path: always fetch.
+        git(&clone, &["remote", "add", "other", &url]);
+        assert!(!current());
+        git(&clone, &["remote", "remove", "other"]);
+        assert!(current());
+        git(
+            &clone,
+            &[
+                "remote",
+                "set-url",
+                "origin",
+                "https://example.invalid/a.git",
+            ],
+        );
+        assert!(!current());
+    }
+
+    #[test]
+    fn reading_through_a_relative_path_sees_the_same() {
+        let (_tmp, _main, wt) = repo_with_worktree();
+        crate::fsx::write_atomic(&wt.join("a.txt"), b"changed\n").unwrap();
+        crate::fsx::write_atomic(&wt.join("new.txt"), b"new\n").unwrap();
+        let absolute = worktree_status(&wt, &wt, None).unwrap();
+        let ws = wt.parent().unwrap();
+        let inside = crate::fsx::Inside::enter(ws).unwrap();
+        let rel = inside.relative(ws, &wt).unwrap();
+        assert_eq!(rel, Path::new("wt"));
+        let relative = worktree_status(&wt, rel, None).unwrap();
+        drop(inside);
+        assert_eq!(relative.changes, absolute.changes);
+        assert_eq!(relative.changes.lines, [" M a.txt", "?? new.txt"]);
+        assert_eq!(relative.head, absolute.head);
+        // Errors name the real path, not the relative one.
+        let missing = ws.join("gone");
+        let inside = crate::fsx::Inside::enter(ws).unwrap();
+        let e = Repo::open_via(&missing, Path::new("gone")).err().unwrap();
+        drop(inside);
+        assert!(
+            e.to_string().contains(&missing.display().to_string()),
+            "{e}"
+        );
+    }
 }

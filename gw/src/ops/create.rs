@@ -643,24 +643,26 @@ fn preset_hash(name: &str, repos: &[String]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Fetches every repository that has an origin, in parallel. A failure is not fatal:
-/// local refs are used, and the plan carries on.
+/// Fetches every repository that has an origin, in parallel, except those whose origin is
+/// a local repository with nothing new (see `git::Repo::origin_is_current`). A failure is
+/// not fatal: local refs are used, and the plan carries on.
 pub(crate) fn fetch_all(ctx: &Ctx<'_>, chosen: &[Chosen]) -> Vec<String> {
+    let needs_fetch: Vec<bool> = parallel::map(chosen, |c| {
+        git::Repo::open(&c.path)
+            .ok()
+            .is_some_and(|r| r.origin_url().is_some() && !r.origin_is_current())
+    });
     let with_remote: Vec<&Chosen> = chosen
         .iter()
-        .filter(|c| {
-            git::Repo::open(&c.path)
-                .ok()
-                .and_then(|r| r.origin_url())
-                .is_some()
-        })
+        .zip(needs_fetch)
+        .filter_map(|(c, fetch)| fetch.then_some(c))
         .collect();
     if with_remote.is_empty() {
         return Vec::new();
     }
     ctx.events
         .progress(&format!("fetching {} repositories", with_remote.len()));
-    let results = parallel::map(&with_remote, |c| {
+    let results = parallel::map_processes(&with_remote, |c| {
         // Fetch writes refs; serialise with other gw processes working in this repository.
         let _lock = tx::repo_lock(ctx, &c.path)?;
         git::fetch(&c.path).map_err(Error::from)

@@ -2,48 +2,87 @@
 //! worktrees. Without `--status` no repository is opened.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::action::NextAction;
 use crate::error::Result;
+use crate::fsx;
 use crate::git;
 use crate::ops::Ctx;
 use crate::parallel;
-use crate::state::{Blueprint, RepoEntry, Source, Workspace};
+use crate::state::listing::{RawStr, RepoRef, WorkspaceRef};
+use crate::state::{Blueprint, Listing, RepoEntry, Source, Workspace};
 
-/// The workspaces as recorded; `result()` shows them as [`WorkspaceView`]s and `--json`
-/// as the Go grove's state objects.
+/// The workspaces as recorded, read without copying (see [`Listing`]); `result()` shows
+/// them as [`WorkspaceView`]s and `--json` as the Go grove's state objects.
 #[derive(Debug)]
 pub struct ListReport {
-    pub workspaces: Vec<Workspace>,
+    pub listing: Listing,
 }
 
 /// `gw list --format json`'s result.
 #[derive(Debug, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub struct ListView {
-    pub workspaces: Vec<WorkspaceView>,
+pub struct ListView<'a> {
+    #[cfg_attr(test, schemars(with = "Vec<WorkspaceView<'static>>"))]
+    pub workspaces: Views<'a>,
     pub count: usize,
 }
 
+/// The records of a listing, serialised as [`WorkspaceView`]s one at a time (never all
+/// built at once).
+#[derive(Debug)]
+pub struct Views<'a>(&'a [WorkspaceRef<'a>]);
+
+impl Serialize for Views<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(WorkspaceView::of_record))
+    }
+}
+
+/// A string of a view: borrowed from a workspace record, or still the JSON token it is in
+/// `state.json` (written out verbatim).
+#[derive(Debug, Clone, Copy)]
+pub enum Text<'a> {
+    Str(&'a str),
+    Path(&'a Path),
+    Raw(RawStr<'a>),
+}
+
+impl Serialize for Text<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Text::Str(t) => s.serialize_str(t),
+            Text::Path(p) => p.serialize(s),
+            Text::Raw(r) => r.serialize(s),
+        }
+    }
+}
+
+// Views borrow what they show: `gw list` serialises a thousand of them, and copying every
+// string first cost as much as reading the state file.
 /// A workspace as machine-mode results show it: absolute paths, an RFC 3339 UTC
 /// `created_at`, and counts beside lists.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub struct WorkspaceView {
-    pub name: String,
-    pub path: PathBuf,
-    pub branch: String,
+pub struct WorkspaceView<'a> {
+    #[cfg_attr(test, schemars(with = "String"))]
+    pub name: Text<'a>,
+    #[cfg_attr(test, schemars(with = "PathBuf"))]
+    pub path: Text<'a>,
+    #[cfg_attr(test, schemars(with = "String"))]
+    pub branch: Text<'a>,
     /// RFC 3339, UTC; `null` when the recorded time cannot be read (see `unknown`).
     pub created_at: Option<String>,
-    pub repos: Vec<RepoView>,
+    #[cfg_attr(test, schemars(with = "Vec<RepoView<'static>>"))]
+    pub repos: Repos<'a>,
     pub repo_count: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<Source>,
+    pub source: Option<&'a Source>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub blueprint: Option<Blueprint>,
+    pub blueprint: Option<&'a Blueprint>,
     /// For each field that is `null` because it could not be determined, the reason.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unknown: BTreeMap<&'static str, String>,
@@ -51,64 +90,124 @@ pub struct WorkspaceView {
 
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub struct RepoView {
-    pub repo: String,
-    pub branch: String,
+pub struct RepoView<'a> {
+    #[cfg_attr(test, schemars(with = "String"))]
+    pub repo: Text<'a>,
+    #[cfg_attr(test, schemars(with = "String"))]
+    pub branch: Text<'a>,
     /// The worktree.
-    pub path: PathBuf,
-    pub source_repo: PathBuf,
+    #[cfg_attr(test, schemars(with = "PathBuf"))]
+    pub path: Text<'a>,
+    #[cfg_attr(test, schemars(with = "PathBuf"))]
+    pub source_repo: Text<'a>,
     /// The branch existed before the workspace used it; deleting the workspace keeps it.
     pub preserve_branch: bool,
 }
 
-impl WorkspaceView {
-    pub fn of(w: &Workspace) -> WorkspaceView {
-        let created_at = crate::time::created_at_utc(&w.created_at);
+/// A workspace's repositories, serialised as [`RepoView`]s one at a time.
+#[derive(Debug, Clone, Copy)]
+pub enum Repos<'a> {
+    Entries(&'a [RepoEntry]),
+    Records(&'a [RepoRef<'a>]),
+}
+
+impl Serialize for Repos<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Repos::Entries(e) => s.collect_seq(e.iter().map(|r| RepoView {
+                repo: Text::Str(&r.repo_name),
+                branch: Text::Str(&r.branch),
+                path: Text::Path(&r.worktree_path),
+                source_repo: Text::Path(&r.source_repo),
+                preserve_branch: r.preserve_branch,
+            })),
+            Repos::Records(e) => s.collect_seq(e.iter().map(|r| RepoView {
+                repo: Text::Raw(r.repo_name),
+                branch: Text::Raw(r.branch),
+                path: Text::Raw(r.worktree_path),
+                source_repo: Text::Raw(r.source_repo),
+                preserve_branch: r.preserve_branch,
+            })),
+        }
+    }
+}
+
+impl<'a> WorkspaceView<'a> {
+    pub fn of(w: &'a Workspace) -> WorkspaceView<'a> {
+        WorkspaceView::new(
+            Text::Str(&w.name),
+            Text::Path(&w.path),
+            Text::Str(&w.branch),
+            &w.created_at,
+            (Repos::Entries(&w.repos), w.repos.len()),
+            w.source.as_ref(),
+            w.blueprint.as_ref(),
+        )
+    }
+
+    /// The view of a record borrowed from `state.json`.
+    pub fn of_record(w: &'a WorkspaceRef<'a>) -> WorkspaceView<'a> {
+        let created_at = w.created_at.map(|c| c.to_str()).unwrap_or_default();
+        WorkspaceView::new(
+            Text::Raw(w.name),
+            Text::Raw(w.path),
+            Text::Raw(w.branch),
+            &created_at,
+            (Repos::Records(&w.repos), w.repos.len()),
+            w.source.as_deref(),
+            w.blueprint.as_deref(),
+        )
+    }
+
+    fn new(
+        name: Text<'a>,
+        path: Text<'a>,
+        branch: Text<'a>,
+        recorded: &str,
+        (repos, repo_count): (Repos<'a>, usize),
+        source: Option<&'a Source>,
+        blueprint: Option<&'a Blueprint>,
+    ) -> WorkspaceView<'a> {
+        let created_at = crate::time::created_at_utc(recorded);
         let mut unknown = BTreeMap::new();
         if created_at.is_none() {
             unknown.insert(
                 "created_at",
-                format!("unreadable recorded time {:?}", w.created_at),
+                format!("unreadable recorded time {recorded:?}"),
             );
         }
         WorkspaceView {
-            name: w.name.clone(),
-            path: w.path.clone(),
-            branch: w.branch.clone(),
+            name,
+            path,
+            branch,
             created_at,
-            repos: w
-                .repos
-                .iter()
-                .map(|r| RepoView {
-                    repo: r.repo_name.clone(),
-                    branch: r.branch.clone(),
-                    path: r.worktree_path.clone(),
-                    source_repo: r.source_repo.clone(),
-                    preserve_branch: r.preserve_branch,
-                })
-                .collect(),
-            repo_count: w.repos.len(),
-            source: w.source.clone(),
-            blueprint: w.blueprint.clone(),
+            repos,
+            repo_count,
+            source,
+            blueprint,
             unknown,
         }
     }
 }
 
 impl ListReport {
-    pub fn view(&self) -> ListView {
+    pub fn view(&self) -> ListView<'_> {
+        let records = self.listing.records();
         ListView {
-            workspaces: self.workspaces.iter().map(WorkspaceView::of).collect(),
-            count: self.workspaces.len(),
+            workspaces: Views(records),
+            count: records.len(),
         }
     }
 
     pub fn next_actions(&self) -> Vec<NextAction> {
-        match self.workspaces.first() {
-            Some(ws) => vec![NextAction::read(
-                format!("Inspect workspace {}", ws.name),
-                &["gw", "status", &ws.name, "--format", "json"],
-            )],
+        match self.listing.records().first() {
+            Some(ws) => {
+                let name = ws.name.to_str();
+                vec![NextAction::read(
+                    format!("Inspect workspace {name}"),
+                    &["gw", "status", &name, "--format", "json"],
+                )]
+            }
             None => vec![NextAction::read(
                 "List repositories a workspace can use",
                 &["gw", "repos", "--format", "json"],
@@ -117,11 +216,11 @@ impl ListReport {
     }
 }
 
+/// `gw list`: reads nothing but the configuration and `state.json`.
 pub fn list(ctx: &Ctx<'_>) -> Result<ListReport> {
     ctx.config()?;
-    let state = ctx.state()?;
     Ok(ListReport {
-        workspaces: state.workspaces,
+        listing: ctx.store.listing()?,
     })
 }
 
@@ -152,15 +251,22 @@ pub struct ListStatusReport {
 
 /// `gw list --status`: every worktree of every workspace is checked in parallel.
 pub fn list_status(ctx: &Ctx<'_>) -> Result<ListStatusReport> {
-    ctx.config()?;
+    let config = ctx.config()?;
     let state = ctx.state()?;
     let all: Vec<&RepoEntry> = state.workspaces.iter().flat_map(|w| &w.repos).collect();
+    // From inside the workspace directory each worktree is read by a short relative path.
+    let root = &config.workspace_dir;
+    let inside = fsx::Inside::enter(root);
     let dirty: Vec<Option<bool>> = parallel::map(&all, |r| {
-        git::Repo::open(&r.worktree_path)
+        let via = inside
+            .as_ref()
+            .and_then(|i| i.relative(root, &r.worktree_path));
+        git::Repo::open_via(&r.worktree_path, via.unwrap_or(&r.worktree_path))
             .and_then(|repo| repo.changes())
             .ok()
             .map(|c| !c.is_clean())
     });
+    drop(inside);
     let mut results = dirty.into_iter();
     let workspaces: Vec<Summary> = state
         .workspaces
@@ -212,8 +318,8 @@ pub struct ShowReport {
 /// `gw ws show --format json`'s result.
 #[derive(Debug, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub struct ShowView {
-    pub workspace: WorkspaceView,
+pub struct ShowView<'a> {
+    pub workspace: WorkspaceView<'a>,
 }
 
 pub fn show(ctx: &Ctx<'_>, name: Option<&str>) -> Result<ShowReport> {

@@ -2,13 +2,14 @@
 //! repositories in parallel.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::action::NextAction;
 use crate::config::RepoConfig;
 use crate::error::Result;
+use crate::fsx;
 use crate::git;
 use crate::ops::{Ctx, resolve};
 use crate::parallel;
@@ -152,7 +153,15 @@ pub fn status(ctx: &Ctx<'_>, name: Option<&str>) -> Result<StatusReport> {
 
 /// The status of `ws`, every repository read in parallel.
 pub fn of(ws: &Workspace) -> StatusReport {
-    let repos = parallel::map(&ws.repos, repo_status);
+    // From inside the workspace directory each worktree is read by a short relative path.
+    let inside = fsx::Inside::enter(&ws.path);
+    let repos = parallel::map(&ws.repos, |r| {
+        let via = inside
+            .as_ref()
+            .and_then(|i| i.relative(&ws.path, &r.worktree_path));
+        repo_status(r, via)
+    });
+    drop(inside);
     StatusReport {
         workspace: ws.name.clone(),
         path: ws.path.clone(),
@@ -164,7 +173,9 @@ pub fn of(ws: &Workspace) -> StatusReport {
     }
 }
 
-pub fn repo_status(r: &RepoEntry) -> RepoStatus {
+/// The live state of one worktree, reached through `via` when given (a path relative to
+/// the current directory, see `fsx::Inside`).
+pub fn repo_status(r: &RepoEntry, via: Option<&Path>) -> RepoStatus {
     let mut s = RepoStatus {
         repo: r.repo_name.clone(),
         path: r.worktree_path.clone(),
@@ -203,7 +214,8 @@ pub fn repo_status(r: &RepoEntry) -> RepoStatus {
     let base = RepoConfig::load(&r.source_repo)
         .ok()
         .and_then(|c| c.base_branch);
-    match git::worktree_status(&r.worktree_path, base.as_deref()) {
+    let via = via.unwrap_or(&r.worktree_path);
+    match git::worktree_status(&r.worktree_path, via, base.as_deref()) {
         Ok(st) => {
             s.branch = st.head.branch;
             s.detached = st.head.detached;

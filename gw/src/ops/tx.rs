@@ -238,7 +238,7 @@ impl<'c, 'a> Tx<'c, 'a> {
             .collect();
         let ctx = self.ctx;
         let results: Vec<Result<()>> = if parallel {
-            crate::parallel::map(&actions, |a| apply(ctx, a))
+            crate::parallel::map_processes(&actions, |a| apply(ctx, a))
         } else {
             let mut out = Vec::new();
             for a in &actions {

@@ -41,26 +41,73 @@ pub enum DataFormat {
     Path,
 }
 
-/// A command's result, serialised once (compact JSON), ready to go into the envelope.
-pub struct Json(Box<serde_json::value::RawValue>);
+/// A command's result, serialised exactly once: straight into the envelope on stdout, or
+/// (for an error envelope that carries a partial result) into a raw JSON value. It borrows
+/// the report, so a large result (a thousand workspaces) is never copied or buffered whole.
+pub struct Json<'a>(Box<dyn ToJson + 'a>);
 
-impl Json {
-    pub fn of<T: serde::Serialize + ?Sized>(t: &T) -> Json {
-        Json(
-            serde_json::value::to_raw_value(t)
-                .expect("results serialise: every map key is a string"),
-        )
+/// Where results are serialised: a concrete buffer type, so that serde_json's many small
+/// writes are inlined copies rather than calls through `dyn Write`.
+type Out<'w> = io::BufWriter<&'w mut dyn Write>;
+
+/// `Serialize` made object-safe for the one serializer used here.
+trait ToJson {
+    fn write(&self, w: &mut Out<'_>) -> serde_json::Result<()>;
+    fn raw(&self) -> serde_json::Result<Box<serde_json::value::RawValue>>;
+}
+
+impl<T: serde::Serialize> ToJson for T {
+    fn write(&self, w: &mut Out<'_>) -> serde_json::Result<()> {
+        serde_json::to_writer(w, self)
+    }
+    fn raw(&self) -> serde_json::Result<Box<serde_json::value::RawValue>> {
+        serde_json::value::to_raw_value(self)
+    }
+}
+
+/// A result written by hand (see [`Json::written`]).
+struct Written<F>(F);
+
+impl<F: Fn(&mut dyn Write) -> io::Result<()>> ToJson for Written<F> {
+    fn write(&self, w: &mut Out<'_>) -> serde_json::Result<()> {
+        (self.0)(w).map_err(serde_json::Error::io)
+    }
+    fn raw(&self) -> serde_json::Result<Box<serde_json::value::RawValue>> {
+        let mut buf = Vec::new();
+        (self.0)(&mut buf).map_err(serde_json::Error::io)?;
+        let text = String::from_utf8(buf)
+            .map_err(|e| serde_json::Error::io(io::Error::new(io::ErrorKind::InvalidData, e)))?;
+        serde_json::value::RawValue::from_string(text)
+    }
+}
+
+impl<'a> Json<'a> {
+    pub fn of<T: serde::Serialize + 'a>(t: T) -> Json<'a> {
+        Json(Box::new(t))
+    }
+
+    /// A result that `write` puts out as JSON text itself, for the one result large enough
+    /// for serde's per-token overhead to matter (`gw list`). It must write exactly what
+    /// serialising the result's type would; a test says so.
+    pub fn written(write: impl Fn(&mut dyn Write) -> io::Result<()> + 'a) -> Json<'a> {
+        Json(Box::new(Written(write)))
     }
 
     pub fn into_raw(self) -> Box<serde_json::value::RawValue> {
         self.0
+            .raw()
+            .expect("results serialise: every map key is a string")
+    }
+
+    fn write(&self, w: &mut Out<'_>) -> io::Result<()> {
+        self.0.write(w).map_err(io::Error::from)
     }
 }
 
 /// Something a command produced that can be shown.
 pub trait Render {
     /// The envelope's `result` object.
-    fn result(&self) -> Json;
+    fn result(&self) -> Json<'_>;
     /// Human output: data on stdout, messages on stderr.
     fn text(&self, p: &mut Printer) -> io::Result<()>;
     /// The Go grove's bare shape for `format`; `None` when this command has none.
@@ -177,7 +224,11 @@ pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
                 let _ = p.message(Role::Warning, w);
             }
             let doc = match failure {
-                None => envelope_ok(r.result(), &warnings, &r.next_actions()),
+                None => {
+                    let result = write_ok(p, &r.result(), &warnings, &r.next_actions());
+                    finish(p, result);
+                    return code;
+                }
                 Some(e) => {
                     let mut doc = envelope_error(e);
                     doc.result = Some(r.result().into_raw());
@@ -234,17 +285,38 @@ fn text_error(p: &mut Printer, e: &Error) -> io::Result<()> {
     Ok(())
 }
 
+/// Writes an envelope compactly (one line, cheap to produce and to read for a program;
+/// `jq` pretty-prints) through a large buffer: stdout's own is a line buffer of 1 KiB,
+/// which would turn a megabyte-sized `gw list` result into a thousand writes.
 fn write_json(p: &mut Printer, doc: &Envelope) -> io::Result<()> {
-    // Compact: one line, cheap to produce and to read for a program (`jq` pretty-prints).
-    let mut text = serde_json::to_string(doc).unwrap_or_else(|e| {
-        // Serialising the envelope cannot fail, but the contract holds even if it did.
-        format!(
-            "{{\"ok\":false,\"schemaVersion\":{SCHEMA_VERSION},\"error\":{{\"code\":\"INTERNAL\",\"message\":{:?}}},\"next_actions\":[]}}",
-            e.to_string()
-        )
-    });
-    text.push('\n');
-    p.raw(&text)
+    let mut w = io::BufWriter::with_capacity(64 * 1024, p.out());
+    serde_json::to_writer(&mut w, doc).map_err(io::Error::from)?;
+    w.write_all(b"\n")?;
+    w.flush()
+}
+
+/// Writes the envelope of a successful command, the result serialised straight into the
+/// output. Produces exactly what serialising [`envelope_ok`]'s [`Envelope`] would.
+fn write_ok(
+    p: &mut Printer,
+    result: &Json<'_>,
+    warnings: &[String],
+    next_actions: &[NextAction],
+) -> io::Result<()> {
+    let mut w = io::BufWriter::with_capacity(64 * 1024, p.out());
+    write!(
+        w,
+        "{{\"ok\":true,\"schemaVersion\":{SCHEMA_VERSION},\"result\":"
+    )?;
+    result.write(&mut w)?;
+    if !warnings.is_empty() {
+        w.write_all(b",\"warnings\":")?;
+        serde_json::to_writer(&mut w, warnings).map_err(io::Error::from)?;
+    }
+    w.write_all(b",\"next_actions\":")?;
+    serde_json::to_writer(&mut w, next_actions).map_err(io::Error::from)?;
+    w.write_all(b"}\n")?;
+    w.flush()
 }
 
 /// A closed stdout (`gw list | head -1`) is not an error worth reporting.
@@ -261,10 +333,10 @@ fn finish(p: &mut Printer, result: io::Result<()>) {
 pub fn emit_help(p: &mut Printer, text: &str) -> u8 {
     let result = match p.mode {
         Mode::Json => {
-            let help = Json::of(&render::Help {
+            let help = Json::of(render::Help {
                 help: text.to_string(),
             });
-            write_json(p, &envelope_ok(help, &[], &[]))
+            write_ok(p, &help, &[], &[])
         }
         Mode::Text => p.raw(text),
     };
@@ -296,4 +368,42 @@ pub fn emit_clap_error(p: &mut Printer, e: &clap::Error, program: &str) -> u8 {
             "Run `{program} --help` (or `{program} <command> --help`) for usage"
         ));
     emit_error(p, &err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes into a buffer shared with the test.
+    #[derive(Clone, Default)]
+    struct Buf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for Buf {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn streamed_envelope_is_the_serialised_envelope() {
+        let result = serde_json::json!({"name": "a \"quoted\" name", "list": [1, 2], "n": null});
+        let actions = vec![NextAction::read(
+            "Look",
+            &["gw", "list", "--format", "json"],
+        )];
+        for warnings in [vec![], vec!["careful\nnow".to_string()]] {
+            let out = Buf::default();
+            let mut p =
+                Printer::capture(Mode::Json, Box::new(out.clone()), Box::new(Buf::default()));
+            write_ok(&mut p, &Json::of(&result), &warnings, &actions).unwrap();
+            let streamed = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+            let doc = envelope_ok(Json::of(&result), &warnings, &actions);
+            let expected = format!("{}\n", serde_json::to_string(&doc).unwrap());
+            assert_eq!(streamed, expected);
+        }
+    }
 }

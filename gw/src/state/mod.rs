@@ -6,8 +6,10 @@
 //! files. Reads never lock; every read-modify-write holds `state.lock`.
 
 pub mod journal;
+pub mod listing;
 mod model;
 
+pub use listing::Listing;
 pub use model::{Blueprint, RepoEntry, SetupRecord, SetupStatus, Source, State, Workspace};
 
 use std::path::PathBuf;
@@ -62,6 +64,14 @@ impl Store {
             return Ok(State::default());
         };
         State::parse(&text).map_err(|detail| Error::Corrupt { path, detail })
+    }
+
+    /// Reads the state for display only (see [`Listing`]); a missing file is an empty
+    /// registry.
+    pub fn listing(&self) -> Result<Listing, Error> {
+        let path = self.path();
+        let text = fsx::read_optional(&path)?.unwrap_or_default();
+        Listing::parse(text).map_err(|detail| Error::Corrupt { path, detail })
     }
 
     /// Runs `f` on the current state under the state lock and writes the result back when

@@ -38,7 +38,7 @@ fn bare(c: &Candidate) -> Value {
 }
 
 impl Render for PruneReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -115,7 +115,7 @@ impl Render for PruneReport {
 }
 
 impl Render for PruneBranchesReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -187,7 +187,7 @@ fn result_cell(i: &Issue) -> String {
 }
 
 impl Render for DoctorReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {

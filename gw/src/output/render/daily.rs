@@ -48,7 +48,7 @@ fn sync_text(p: &mut Printer, repos: &[RepoSync]) -> io::Result<()> {
 }
 
 impl Render for SyncReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -66,7 +66,7 @@ impl Render for SyncReport {
 }
 
 impl Render for ResetReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(&self.0)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -84,7 +84,7 @@ impl Render for ResetReport {
 }
 
 impl Render for AddRepoReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -123,7 +123,7 @@ impl Render for AddRepoReport {
 }
 
 impl Render for RemoveRepoReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -144,7 +144,7 @@ impl Render for RemoveRepoReport {
 }
 
 impl Render for RenameReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {

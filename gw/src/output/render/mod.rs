@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::{Json, Printer, Render};
 
-pub(super) fn value<T: Serialize>(t: &T) -> Json {
+pub(super) fn value<'a, T: Serialize + 'a>(t: T) -> Json<'a> {
     Json::of(t)
 }
 
@@ -64,7 +64,7 @@ pub struct Script {
 }
 
 impl Render for Script {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -86,7 +86,7 @@ pub struct Planned {
 }
 
 impl Render for Planned {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(&self.doc)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {

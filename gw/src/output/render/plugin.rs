@@ -10,7 +10,7 @@ use crate::ops::plugin::{Origin, PluginListReport, PluginOutcome, PluginReport};
 use crate::output::{DataFormat, Json, Printer, Render, Role};
 
 impl Render for PluginListReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -57,7 +57,7 @@ impl Render for PluginListReport {
 }
 
 impl Render for PluginReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {

@@ -11,7 +11,7 @@ use crate::ops::run::{RunOutcome, RunReport, RunResult};
 use crate::output::{Json, Printer, Render, Role};
 
 impl Render for RunReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {

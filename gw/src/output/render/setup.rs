@@ -16,7 +16,7 @@ use crate::output::{DataFormat, Json, Printer, Render, Role};
 // ---- init, add-dir, remove-dir, repos ----
 
 impl Render for InitReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -49,7 +49,7 @@ impl Render for InitReport {
 }
 
 impl Render for DirReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn next_actions(&self) -> Vec<NextAction> {
@@ -75,7 +75,7 @@ impl Render for DirReport {
 }
 
 impl Render for ReposReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -124,7 +124,7 @@ impl Render for ReposReport {
 }
 
 impl Render for ShellInitReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -133,7 +133,7 @@ impl Render for ShellInitReport {
 }
 
 impl Render for PresetReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -161,7 +161,7 @@ impl Render for PresetReport {
 }
 
 impl Render for PresetListReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
@@ -198,7 +198,7 @@ impl Render for PresetListReport {
 }
 
 impl Render for crate::ops::schema::SchemaReport {
-    fn result(&self) -> Json {
+    fn result(&self) -> Json<'_> {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
