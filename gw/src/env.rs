@@ -36,6 +36,9 @@ pub struct Env {
     pub exe: Option<PathBuf>,
     /// `TZ`: the time zone of the Go grove's local `created_at` times.
     pub tz: Option<String>,
+    /// `GW_TEST_PANIC`: panic once the command line is parsed. Only for tests of how a
+    /// panic is reported (an `INTERNAL` error, an envelope in machine mode).
+    pub test_panic: bool,
 }
 
 impl Env {
@@ -66,6 +69,7 @@ impl Env {
                 .then(|| "ssh -o BatchMode=yes".to_string()),
             exe: std::env::current_exe().ok(),
             tz: var("TZ").and_then(|v| v.into_string().ok()),
+            test_panic: var("GW_TEST_PANIC").is_some(),
             home,
         }
     }
@@ -85,6 +89,7 @@ impl Env {
             ssh_command: None,
             exe: None,
             tz: None,
+            test_panic: false,
         }
     }
 

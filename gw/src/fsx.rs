@@ -49,6 +49,91 @@ pub fn read_optional(path: &Path) -> Result<Option<String>> {
     }
 }
 
+/// A file's text held in memory (see [`read_text_optional`]).
+#[derive(Debug, Default)]
+pub struct Text(Backing);
+
+#[derive(Debug)]
+enum Backing {
+    Heap(String),
+    /// `len` bytes of valid UTF-8 at `start` in an anonymous mapping.
+    Mapped {
+        map: memmap2::MmapMut,
+        start: usize,
+        len: usize,
+    },
+}
+
+impl Default for Backing {
+    fn default() -> Backing {
+        Backing::Heap(String::new())
+    }
+}
+
+impl Text {
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            Backing::Heap(s) => s,
+            Backing::Mapped { map, start, len } => {
+                std::str::from_utf8(&map[*start..start + len]).expect("validated when read")
+            }
+        }
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text(Backing::Heap(s))
+    }
+}
+
+/// Files from this size on are read into a huge page.
+const HUGE_READ: usize = 512 * 1024;
+const HUGE_PAGE: usize = 2 * 1024 * 1024;
+
+/// Reads a file as UTF-8; `Ok(None)` when it does not exist. A large file (the `state.json`
+/// of a thousand workspaces is a megabyte) is read into an anonymous mapping that the kernel
+/// is asked to back with transparent huge pages: faulting in a megabyte of fresh 4 KiB pages
+/// one at a time cost more than parsing it. Where huge pages are not offered, this is an
+/// ordinary read into ordinary pages.
+pub fn read_text_optional(path: &Path) -> Result<Option<Text>> {
+    use std::io::Read;
+    let read = || -> io::Result<Text> {
+        let mut file = File::open(path)?;
+        let len = file.metadata()?.len() as usize;
+        if len < HUGE_READ {
+            let mut s = String::with_capacity(len);
+            file.read_to_string(&mut s)?;
+            return Ok(Text(Backing::Heap(s)));
+        }
+        let span = len.div_ceil(HUGE_PAGE) * HUGE_PAGE;
+        let mut map = memmap2::MmapMut::map_anon(span + HUGE_PAGE)?;
+        let start = map.as_ptr().align_offset(HUGE_PAGE);
+        // Advice only: without it the read still works, page by page.
+        let _ = map.advise_range(memmap2::Advice::HugePage, start, span);
+        let mut more = [0; 1];
+        let whole = match file.read_exact(&mut map[start..start + len]) {
+            Ok(()) => file.read(&mut more)? == 0,
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => false,
+            Err(e) => return Err(e),
+        };
+        if !whole {
+            // It changed size while being read: read it again, as it is now.
+            let mut s = String::new();
+            File::open(path)?.read_to_string(&mut s)?;
+            return Ok(Text(Backing::Heap(s)));
+        }
+        std::str::from_utf8(&map[start..start + len])
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        Ok(Text(Backing::Mapped { map, start, len }))
+    };
+    match read() {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::new("read", path, e)),
+    }
+}
+
 /// Reads a file as UTF-8.
 pub fn read(path: &Path) -> Result<String> {
     read_optional(path)?.ok_or_else(|| {
@@ -246,6 +331,34 @@ pub fn is_dir(path: &Path) -> bool {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn large_and_small_texts_read_back_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t");
+        assert!(read_text_optional(&path).unwrap().is_none());
+        // Either side of the huge-page threshold, and across a page boundary, with
+        // multi-byte characters.
+        for len in [
+            0,
+            10,
+            HUGE_READ - 1,
+            HUGE_READ,
+            HUGE_PAGE + 3,
+            3 * HUGE_PAGE,
+        ] {
+            let text: String = "ab\u{e9}\u{1F333}\n".chars().cycle().take(len).collect();
+            write_atomic(&path, text.as_bytes()).unwrap();
+            let read = read_text_optional(&path).unwrap().unwrap();
+            assert_eq!(read.as_str(), text, "{len} characters");
+            assert_eq!(read_optional(&path).unwrap().unwrap(), text);
+        }
+        let mut bad = vec![b'a'; HUGE_READ + 1];
+        bad[HUGE_READ] = 0xff;
+        write_atomic(&path, &bad).unwrap();
+        let e = read_text_optional(&path).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
+    }
 
     #[test]
     fn atomic_write_replaces_and_keeps_mode() {

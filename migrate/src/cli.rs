@@ -2,7 +2,6 @@
 //! and `gw-migrate restore [ID]`, with `--format json` giving grove's envelope.
 
 use std::ffi::OsString;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -79,7 +78,11 @@ enum Command {
 /// Runs `gw-migrate` with `args` (including the program name); returns the exit code.
 pub fn run(args: Vec<OsString>, mut env: Env) -> u8 {
     let machine = grove::cli::machine_mode(&args, env.format.as_deref());
-    let mut p = Printer::stdio(if machine { Mode::Json } else { Mode::Text }, env.no_color);
+    let mode = if machine { Mode::Json } else { Mode::Text };
+    let mut p = Printer::stdio(mode, env.no_color);
+    if env.exe.is_some() {
+        output::exit_on_panic(mode, env.no_color, "gw-migrate");
+    }
     if let Some(f) = env.format.as_deref()
         && f != "text"
         && f != "json"
@@ -96,21 +99,12 @@ pub fn run(args: Vec<OsString>, mut env: Env) -> u8 {
     if let Some(dir) = &cli.grove_dir {
         env.grove_home = env.resolve_path(dir);
     }
-    let outcome = catch_unwind(AssertUnwindSafe(|| execute(&env, cli)));
-    match outcome {
-        Ok(Ok(report)) => output::emit(&mut p, report.as_ref(), None),
-        Ok(Err(e)) => output::emit_error(&mut p, &e),
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            output::emit_error(
-                &mut p,
-                &Error::internal(format!("gw-migrate panicked: {what}")),
-            )
-        }
+    if env.test_panic {
+        panic!("GW_TEST_PANIC is set");
+    }
+    match execute(&env, cli) {
+        Ok(report) => output::emit(&mut p, report.as_ref(), None),
+        Err(e) => output::emit_error(&mut p, &e),
     }
 }
 

@@ -281,6 +281,41 @@ fn malformed_invocations_are_usage_envelopes_and_change_nothing() {
 }
 
 #[test]
+fn a_panic_is_an_internal_error_in_either_mode() {
+    // Release builds abort on a panic (`cargo xtask e2e` runs this against one), so the
+    // report comes from the panic hook, not from unwinding.
+    let mut env = TestEnv::with_repos(&["api"]);
+    env.set_env("GW_TEST_PANIC", "1");
+
+    let run = env.gw(&["list", "--format", "json"]);
+    let v = run.envelope("envelope");
+    assert_eq!(v["error"]["code"], "INTERNAL", "{run}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("gw panicked: GW_TEST_PANIC is set"),
+        "{run}"
+    );
+    assert_eq!(run.status, 1, "{run}");
+    assert!(run.stderr.contains("panicked"), "{run}");
+
+    let run = env.gw(&["list"]).code(1);
+    assert!(run.stdout.is_empty(), "{run}");
+    assert!(
+        run.stderr
+            .contains("error: gw panicked: GW_TEST_PANIC is set"),
+        "{run}"
+    );
+    assert!(run.stderr.contains("this is a bug in gw"), "{run}");
+
+    let run = env.migrate(&["--format", "json"]);
+    let v = run.envelope("envelope");
+    assert_eq!(v["error"]["code"], "INTERNAL", "{run}");
+    assert_eq!(run.status, 1, "{run}");
+}
+
+#[test]
 fn machine_output_matches_the_published_schemas() {
     let env = TestEnv::with_repos(&["api", "web"]);
     let ok = |args: &[&str], schema: &str| {

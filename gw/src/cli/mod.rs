@@ -10,7 +10,6 @@ mod args;
 pub(crate) mod commands;
 
 use std::ffi::OsString;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use clap::{CommandFactory, FromArgMatches};
 
@@ -58,6 +57,9 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
     let machine = machine_mode(&args, env.format.as_deref());
     let mode = if machine { Mode::Json } else { Mode::Text };
     let mut p = Printer::stdio(mode, env.no_color);
+    if env.exe.is_some() {
+        output::exit_on_panic(mode, env.no_color, "gw");
+    }
 
     if let Some(f) = env.format.as_deref()
         && f != "text"
@@ -88,26 +90,18 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
         interactive: output::pick::interactive(machine),
     };
 
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        commands::dispatch(&ctx, cli.command, ui)
-    }));
-    match outcome {
-        Ok(Ok(out)) => {
+    if env.test_panic {
+        panic!("GW_TEST_PANIC is set");
+    }
+    match commands::dispatch(&ctx, cli.command, ui) {
+        Ok(out) => {
             let code = output::emit(&mut p, out.report.as_ref(), out.data);
             // The process ends right after this: freeing a large report (a thousand
             // workspaces are tens of thousands of allocations) would only delay the exit.
             std::mem::forget(out);
             code
         }
-        Ok(Err(e)) => output::emit_error(&mut p, &e),
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            output::emit_error(&mut p, &Error::internal(format!("gw panicked: {what}")))
-        }
+        Err(e) => output::emit_error(&mut p, &e),
     }
 }
 

@@ -264,6 +264,25 @@ pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
     code
 }
 
+/// Makes a panic anywhere in the process (any thread) end it like any other failure: the
+/// panic message on stderr, then an `INTERNAL` error (the envelope in machine mode) and its
+/// exit code. Release builds abort on a panic instead of unwinding, so this hook is where a
+/// panic is reported, in every build alike. Nothing is rolled back on the way out: an
+/// interrupted operation is left to recovery, as after `kill -9`.
+pub fn exit_on_panic(mode: Mode, no_color: bool, program: &'static str) {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default(info);
+        let payload = info.payload();
+        let what = (payload.downcast_ref::<&str>().copied())
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("unknown panic");
+        let mut p = Printer::stdio(mode, no_color);
+        let e = Error::internal(format!("{program} panicked: {what}"));
+        std::process::exit(emit_error(&mut p, &e).into());
+    }));
+}
+
 /// Shows an error and returns the process exit code.
 pub fn emit_error(p: &mut Printer, e: &Error) -> u8 {
     let result = match p.mode {

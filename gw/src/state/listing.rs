@@ -11,11 +11,12 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserializer};
+use serde::de::{self, DeserializeSeed, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::{Blueprint, SetupRecord, Source};
+use crate::fsx::Text;
 
 /// A JSON string as it appears in the file: quotes and escapes included.
 #[derive(Clone, Copy, Serialize)]
@@ -94,9 +95,14 @@ pub struct RepoRef<'t> {
     pub branch: RawStr<'t>,
     #[serde(default)]
     pub preserve_branch: bool,
-    /// Read (and so checked) like the full model does, though nothing here shows it.
-    #[serde(default, rename = "setup")]
-    pub _setup: Option<SetupRecord>,
+    /// Checked like the full model does, though nothing here shows it (and not kept: a
+    /// thousand workspaces hold thousands of repositories).
+    #[serde(default, rename = "setup", deserialize_with = "checked_setup")]
+    pub _setup: (),
+}
+
+fn checked_setup<'de, D: Deserializer<'de>>(d: D) -> Result<(), D::Error> {
+    Option::<SetupRecord>::deserialize(d).map(drop)
 }
 
 fn null_as_empty<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
@@ -106,10 +112,37 @@ fn null_as_empty<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result
 /// The records of a listing.
 pub type Records<'t> = Vec<WorkspaceRef<'t>>;
 
+/// Reads the array of records into a vector with room for `.0` of them.
+struct RecordsSeed(usize);
+
+impl<'de> de::DeserializeSeed<'de> for RecordsSeed {
+    type Value = Records<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Records<'de>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> de::Visitor<'de> for RecordsSeed {
+    type Value = Records<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of workspaces")
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Records<'de>, A::Error> {
+        let mut records = Vec::with_capacity(self.0);
+        while let Some(r) = seq.next_element()? {
+            records.push(r);
+        }
+        Ok(records)
+    }
+}
+
 self_cell::self_cell!(
     /// The text of `state.json` and its workspace records, borrowed from it.
     pub struct Listing {
-        owner: String,
+        owner: Text,
         #[covariant]
         dependent: Records,
     }
@@ -119,12 +152,20 @@ self_cell::self_cell!(
 impl Listing {
     /// Reads `text` (blank text is an empty registry). Accepts exactly the documents
     /// [`State::parse`](super::State::parse) accepts.
-    pub fn parse(text: String) -> Result<Listing, String> {
-        Listing::try_new(text, |t| {
+    pub fn parse(text: impl Into<Text>) -> Result<Listing, String> {
+        Listing::try_new(text.into(), |t| {
+            let t = t.as_str();
             if t.trim().is_empty() {
                 return Ok(Vec::new());
             }
-            serde_json::from_str::<Records<'_>>(t).map_err(|e| e.to_string())
+            // Room for every record from the start, by an estimate no real record is below:
+            // growing a thousand-record vector by doubling copied it ten times. What is
+            // reserved but not used is never touched, so it costs no memory.
+            let mut de = serde_json::Deserializer::from_str(t);
+            let records = RecordsSeed(t.len() / 128)
+                .deserialize(&mut de)
+                .and_then(|r| de.end().map(|()| r));
+            records.map_err(|e| e.to_string())
         })
     }
 
@@ -134,7 +175,7 @@ impl Listing {
 
     /// The file's text.
     pub fn text(&self) -> &str {
-        self.borrow_owner()
+        self.borrow_owner().as_str()
     }
 }
 
@@ -198,6 +239,43 @@ mod tests {
             assert!(State::parse(bad).is_err(), "{bad}");
             assert!(Listing::parse(bad.to_string()).is_err(), "{bad}");
         }
-        assert!(Listing::parse("  \n".into()).unwrap().records().is_empty());
+        assert!(
+            Listing::parse("  \n".to_string())
+                .unwrap()
+                .records()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_large_file_reads_like_a_small_one() {
+        let records: Vec<serde_json::Value> = (0..1500)
+            .map(|i| {
+                serde_json::json!({
+                    "name": format!("ws-{i}"), "path": format!("/w/ws-{i}"), "branch": "b",
+                    "created_at": "2026-05-01T09:30:12.123456",
+                    "repos": [{"repo_name": "r", "source_repo": "/s/r",
+                        "worktree_path": format!("/w/ws-{i}/r"), "branch": "b",
+                        "setup": {"status": "failed", "detail": "exit 1"}}],
+                })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&records).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        crate::fsx::write_atomic(&path, text.as_bytes()).unwrap();
+        let read = crate::fsx::read_text_optional(&path).unwrap().unwrap();
+        assert!(
+            read.as_str().len() > 512 * 1024,
+            "large enough for a huge page"
+        );
+        let listing = Listing::parse(read).unwrap();
+        let state = State::parse(&text).unwrap();
+        assert_eq!(listing.text(), text);
+        assert_eq!(listing.records().len(), state.workspaces.len());
+        for (r, w) in listing.records().iter().zip(&state.workspaces) {
+            assert_eq!(r.name.to_str(), w.name);
+            assert_eq!(r.repos.len(), w.repos.len());
+        }
     }
 }

@@ -70,7 +70,7 @@ impl Store {
     /// registry.
     pub fn listing(&self) -> Result<Listing, Error> {
         let path = self.path();
-        let text = fsx::read_optional(&path)?.unwrap_or_default();
+        let text = fsx::read_text_optional(&path)?.unwrap_or_default();
         Listing::parse(text).map_err(|detail| Error::Corrupt { path, detail })
     }
 
