@@ -349,9 +349,12 @@ impl Fixture {
         let names: Vec<String> = (1..=s.status_repos).map(|i| format!("r{i:02}")).collect();
         let ws = home.join(".grove/workspaces/bench");
         if !ws.exists() {
+            // A branch per size: the scaling run makes several of these workspaces over the
+            // same source repositories, and a branch can be checked out only once.
+            let branch = format!("bench-{}", s.status_repos);
             self.gw_ok(
                 &home,
-                &["create", "bench", "-b", "bench", "-r", &names.join(",")],
+                &["create", "bench", "-b", &branch, "-r", &names.join(",")],
             )?;
             // Some repositories dirty: modified, staged and untracked files.
             for (i, n) in names.iter().enumerate().filter(|(i, _)| i % 4 == 0) {
