@@ -71,6 +71,8 @@ impl Default for Backing {
 }
 
 impl Text {
+    /// The text. A mapped one is checked as UTF-8 again on each call (tens of microseconds
+    /// a megabyte; it is called once or twice), since only safe code may make a `str`.
     pub fn as_str(&self) -> &str {
         match &self.0 {
             Backing::Heap(s) => s,
