@@ -608,16 +608,21 @@ mod tests {
             .unwrap();
     }
 
+    /// A new repository at `dir` with one commit (`a.txt`) on `main`.
+    fn repo_with_commit(dir: &Path) {
+        crate::fsx::create_dir_all(dir).unwrap();
+        git(dir, &["init", "-q", "-b", "main"]);
+        crate::fsx::write_atomic(&dir.join("a.txt"), b"a\n").unwrap();
+        git(dir, &["add", "."]);
+        git(dir, &["commit", "-q", "-m", "one"]);
+    }
+
     /// A repository with one commit and a linked worktree `wt` beside it.
     fn repo_with_worktree() -> (tempfile::TempDir, PathBuf, PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().canonicalize().unwrap();
         let main = root.join("main");
-        crate::fsx::create_dir_all(&main).unwrap();
-        git(&main, &["init", "-q", "-b", "main"]);
-        crate::fsx::write_atomic(&main.join("a.txt"), b"a\n").unwrap();
-        git(&main, &["add", "."]);
-        git(&main, &["commit", "-q", "-m", "one"]);
+        repo_with_commit(&main);
         let wt = root.join("ws").join("wt");
         git(
             &main,
@@ -701,11 +706,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().canonicalize().unwrap();
         let origin = root.join("origin");
-        crate::fsx::create_dir_all(&origin).unwrap();
-        git(&origin, &["init", "-q", "-b", "main"]);
-        crate::fsx::write_atomic(&origin.join("a.txt"), b"a\n").unwrap();
-        git(&origin, &["add", "."]);
-        git(&origin, &["commit", "-q", "-m", "one"]);
+        repo_with_commit(&origin);
         let url = format!("file://{}", origin.display());
         git(&root, &["clone", "-q", &url, "clone"]);
         let clone = root.join("clone");

@@ -75,7 +75,7 @@ pub struct WorkspaceRef<'t> {
     pub created_at: Option<RawStr<'t>>,
     #[serde(borrow, default, deserialize_with = "null_as_empty")]
     pub repos: Vec<RepoRef<'t>>,
-    // Boxed: rare, and a thousand records are copied as the list grows.
+    // Boxed: rare, and every record would pay for their size.
     #[serde(default)]
     pub source: Option<Box<Source>>,
     #[serde(default)]
