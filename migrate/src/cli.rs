@@ -11,7 +11,7 @@ use grove::env::Env;
 use grove::error::{Error, Result};
 use grove::home::GroveHome;
 use grove::legacy::cleanup::{self, Scope};
-use grove::output::{self, Mode, Printer, Render};
+use grove::output::{self, Printer, Render};
 use grove::state::{State, Store};
 
 use crate::report::{MigrateReport, RestoreView};
@@ -77,20 +77,10 @@ enum Command {
 
 /// Runs `gw-migrate` with `args` (including the program name); returns the exit code.
 pub fn run(args: Vec<OsString>, mut env: Env) -> u8 {
-    let machine = grove::cli::machine_mode(&args, env.format.as_deref());
-    let mode = if machine { Mode::Json } else { Mode::Text };
-    let mut p = Printer::stdio(mode, env.no_color);
-    if env.exe.is_some() {
-        output::exit_on_panic(mode, env.no_color, "gw-migrate");
-    }
-    if let Some(f) = env.format.as_deref()
-        && f != "text"
-        && f != "json"
-    {
-        let e = Error::usage(format!("invalid GW_FORMAT value `{f}`"))
-            .with_fix("Set GW_FORMAT to `text` or `json`");
-        return output::emit_error(&mut p, &e);
-    }
+    let mut p = match grove::cli::start(&args, &env, "gw-migrate") {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => return clap_error(&mut p, e),

@@ -54,21 +54,11 @@ pub struct Ui {
 
 /// Runs `gw` with `args` (including the program name) and returns the exit code.
 pub fn run(args: Vec<OsString>, env: Env) -> u8 {
-    let machine = machine_mode(&args, env.format.as_deref());
-    let mode = if machine { Mode::Json } else { Mode::Text };
-    let mut p = Printer::stdio(mode, env.no_color);
-    if env.exe.is_some() {
-        output::exit_on_panic(mode, env.no_color, "gw");
-    }
-
-    if let Some(f) = env.format.as_deref()
-        && f != "text"
-        && f != "json"
-    {
-        let e = Error::usage(format!("invalid GW_FORMAT value `{f}`"))
-            .with_fix("Set GW_FORMAT to `text` or `json`");
-        return output::emit_error(&mut p, &e);
-    }
+    let mut p = match start(&args, &env, "gw") {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let machine = p.mode == Mode::Json;
     let matches = match Cli::command().try_get_matches_from(&args) {
         Ok(m) => m,
         Err(e) => return clap_error(&mut p, e),
@@ -103,6 +93,30 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
         }
         Err(e) => output::emit_error(&mut p, &e),
     }
+}
+
+/// What `gw` and `gw-migrate` do before parsing their arguments: choose text or machine
+/// mode, report panics in that mode (`program` names the binary), and refuse an invalid
+/// `GW_FORMAT`, in which case the error is shown and its exit code returned.
+pub fn start(args: &[OsString], env: &Env, program: &'static str) -> Result<Printer, u8> {
+    let mode = if machine_mode(args, env.format.as_deref()) {
+        Mode::Json
+    } else {
+        Mode::Text
+    };
+    let mut p = Printer::stdio(mode, env.no_color);
+    if env.exe.is_some() {
+        output::exit_on_panic(mode, env.no_color, program);
+    }
+    if let Some(f) = env.format.as_deref()
+        && f != "text"
+        && f != "json"
+    {
+        let e = Error::usage(format!("invalid GW_FORMAT value `{f}`"))
+            .with_fix("Set GW_FORMAT to `text` or `json`");
+        return Err(output::emit_error(&mut p, &e));
+    }
+    Ok(p)
 }
 
 /// Whether `--format` (or `GW_FORMAT`) asks for anything but text. An invalid value
