@@ -526,6 +526,16 @@ impl TestEnv {
         }
     }
 
+    /// The names of the workspaces `state.json` records, in its order.
+    pub fn workspace_names(&self) -> Vec<String> {
+        self.state()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["name"].as_str().unwrap().to_string())
+            .collect()
+    }
+
     /// Asserts that, for every repository under `repos/`, the linked worktrees git has
     /// registered are exactly those `state.json` records (same path, same branch).
     #[track_caller]
@@ -675,6 +685,17 @@ pub struct Run {
     pub status: i32,
     pub stdout: String,
     pub stderr: String,
+}
+
+/// The entry for repository `name` in a result's `repos` array.
+#[track_caller]
+pub fn repo_result<'a>(result: &'a Value, name: &str) -> &'a Value {
+    result["repos"]
+        .as_array()
+        .expect("a repos array")
+        .iter()
+        .find(|r| r["repo"] == name)
+        .unwrap_or_else(|| panic!("no repo {name} in {result:#}"))
 }
 
 impl Run {

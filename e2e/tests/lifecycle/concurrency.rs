@@ -84,13 +84,7 @@ fn sixteen_processes_create_and_delete_over_three_repos() {
             "exactly one create of {name} won: {created:?}"
         );
     }
-    let state = env.state();
-    let mut names: Vec<String> = state
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["name"].as_str().unwrap().to_string())
-        .collect();
+    let mut names = env.workspace_names();
     names.sort();
     created.sort();
     assert_eq!(

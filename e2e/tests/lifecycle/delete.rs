@@ -4,15 +4,6 @@
 
 use e2e::{TestEnv, s};
 
-fn names_in_state(env: &TestEnv) -> Vec<String> {
-    env.state()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["name"].as_str().unwrap().to_string())
-        .collect()
-}
-
 #[test]
 fn clean_delete_removes_exactly_what_grove_created() {
     let env = TestEnv::with_repos(&["api", "web"]);
@@ -33,7 +24,7 @@ fn clean_delete_removes_exactly_what_grove_created() {
         branches_before,
         "grove's branches are gone, every other branch is still there"
     );
-    assert_eq!(names_in_state(&env), Vec::<String>::new());
+    assert_eq!(env.workspace_names(), Vec::<String>::new());
     assert!(env.workspace_dir().join("unrelated.txt").is_file());
     assert_eq!(
         std::fs::read_to_string(api.join("README.md")).unwrap(),
@@ -83,7 +74,7 @@ fn several_names_in_one_call() {
     let run = env.gw_in(&inside, &["delete", "a", "b"]).success();
     assert!(run.stderr.contains("Workspace a deleted"), "{run}");
     assert!(run.stderr.contains("Workspace b deleted"), "{run}");
-    assert_eq!(names_in_state(&env), ["c"]);
+    assert_eq!(env.workspace_names(), ["c"]);
     assert!(!env.ws("a").exists() && !env.ws("b").exists());
     assert!(env.ws("c").join("web").is_dir());
     env.assert_git_agrees_with_state();
@@ -96,7 +87,7 @@ fn several_names_in_one_call() {
     assert_eq!(r["count"], 2);
     assert_eq!(r["deleted"][0]["outcome"], "deleted");
     assert_eq!(r["deleted"][1]["name"], "d");
-    assert_eq!(names_in_state(&env), Vec::<String>::new());
+    assert_eq!(env.workspace_names(), Vec::<String>::new());
     env.assert_git_agrees_with_state();
 }
 
@@ -139,10 +130,10 @@ fn stdin_needs_yes_and_names() {
 
     env.gw_stdin(&["delete", "--stdin", "--yes"], "a\n\n  b  \na\n")
         .success();
-    assert_eq!(names_in_state(&env), ["c"]);
+    assert_eq!(env.workspace_names(), ["c"]);
     env.gw_stdin(&["ws", "delete", "--stdin", "-y"], "c\n")
         .success();
-    assert_eq!(names_in_state(&env), Vec::<String>::new());
+    assert_eq!(env.workspace_names(), Vec::<String>::new());
     env.assert_git_agrees_with_state();
 }
 
@@ -172,7 +163,7 @@ fn a_branch_with_unique_commits_is_kept_unless_forced() {
         "web's branch had nothing unique"
     );
     assert!(!env.ws("ws").exists());
-    assert_eq!(names_in_state(&env), Vec::<String>::new());
+    assert_eq!(env.workspace_names(), Vec::<String>::new());
     env.assert_git_agrees_with_state();
 
     // A pushed branch holds nothing unique: deleted.
@@ -228,7 +219,7 @@ fn another_workspace_on_the_same_repos_is_untouched() {
         .collect();
 
     env.gw(&["delete", "a"]).success();
-    assert_eq!(names_in_state(&env), ["b"]);
+    assert_eq!(env.workspace_names(), ["b"]);
     for (r, head) in ["api", "web"].iter().zip(&b_heads) {
         let wt = env.ws("b").join(r);
         assert_eq!(&env.git(&wt, &["rev-parse", "HEAD"]), head);
@@ -254,7 +245,7 @@ fn a_worktree_removed_by_hand_does_not_block_delete() {
     assert!(!env.ws("ws").exists());
     assert!(!env.has_branch(&env.repos.join("web"), "feat/x"));
     assert!(!env.has_branch(&env.repos.join("api"), "feat/x"));
-    assert_eq!(names_in_state(&env), Vec::<String>::new());
+    assert_eq!(env.workspace_names(), Vec::<String>::new());
     env.assert_git_agrees_with_state();
 }
 
@@ -316,7 +307,7 @@ fn deleting_a_huge_workspace_returns_before_its_bytes_are_gone() {
         .result();
     // Right after it returned: gone from state and from its place ...
     assert_eq!(r["deleted"][0]["outcome"], "deleted", "{r:#}");
-    assert!(names_in_state(&env).is_empty());
+    assert!(env.workspace_names().is_empty());
     assert!(!env.ws("big").exists());
     // ... while the quarantined bytes are still being removed.
     let trash = env.workspace_dir().join(".trash");

@@ -22,15 +22,6 @@ fn age(env: &TestEnv, name: &str, created_at: &str) {
     });
 }
 
-fn in_state(env: &TestEnv) -> Vec<String> {
-    env.state()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["name"].as_str().unwrap().to_string())
-        .collect()
-}
-
 #[test]
 fn prune_by_age_previews_then_deletes() {
     let env = TestEnv::with_repos(&["api", "web"]);
@@ -50,7 +41,7 @@ fn prune_by_age_previews_then_deletes() {
     assert_eq!(r["min_age"], "7d");
     assert!(r["workspaces"][0]["age_days"].as_u64().unwrap() > 365);
     assert_eq!(
-        in_state(&env),
+        env.workspace_names(),
         ["old", "new", "older"],
         "a preview changes nothing"
     );
@@ -88,7 +79,7 @@ fn prune_by_age_previews_then_deletes() {
             .all(|c| c["outcome"] == "deleted"),
         "{r:#}"
     );
-    assert_eq!(in_state(&env), ["new"]);
+    assert_eq!(env.workspace_names(), ["new"]);
     assert!(!env.workspace_dir().join("old").exists());
     assert_eq!(
         env.git(&env.repos.join("api"), &["branch", "--list", "old"]),
@@ -118,7 +109,7 @@ fn prune_always_takes_workspaces_whose_directory_is_gone() {
         .success()
         .result();
     assert_eq!(r["workspaces"][0]["outcome"], "deleted", "{r:#}");
-    assert_eq!(in_state(&env), ["kept"]);
+    assert_eq!(env.workspace_names(), ["kept"]);
     for repo in ["api", "web"] {
         let src = env.repos.join(repo);
         assert_eq!(env.git(&src, &["branch", "--list", "feat/gone"]), "");
@@ -160,7 +151,7 @@ fn prune_attempts_every_candidate_and_fails_if_one_fails() {
         "deleted",
         "the other candidate was still attempted"
     );
-    assert_eq!(in_state(&env), ["dirty"]);
+    assert_eq!(env.workspace_names(), ["dirty"]);
     assert!(env.workspace_dir().join("dirty/api/README.md").exists());
     env.gw(&["prune", "--yes"]).code(4);
     env.assert_git_agrees_with_state();

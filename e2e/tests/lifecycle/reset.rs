@@ -1,17 +1,7 @@
 //! `gw reset`: wandered worktrees go back to the workspace's branch; uncommitted work
 //! blocks that unless `--discard`; a repository that cannot be reset fails the command.
 
-use e2e::TestEnv;
-use serde_json::Value;
-
-fn repo<'a>(result: &'a Value, name: &str) -> &'a Value {
-    result["repos"]
-        .as_array()
-        .expect("repos array")
-        .iter()
-        .find(|r| r["repo"] == name)
-        .unwrap_or_else(|| panic!("no repo {name} in {result:#}"))
-}
+use e2e::{TestEnv, repo_result};
 
 #[test]
 fn reset_switches_a_wandered_repo_back_and_syncs() {
@@ -26,8 +16,8 @@ fn reset_switches_a_wandered_repo_back_and_syncs() {
         .gw(&["reset", "feat-x", "--format", "json"])
         .success()
         .result();
-    assert_eq!(repo(&r, "api")["outcome"], "ready", "{r:#}");
-    let w = repo(&r, "web");
+    assert_eq!(repo_result(&r, "api")["outcome"], "ready", "{r:#}");
+    let w = repo_result(&r, "web");
     assert_eq!(w["outcome"], "switched", "{r:#}");
     assert_eq!(w["switched_from"], "wander");
     assert_eq!(w["branch"], "feat/x");
@@ -50,7 +40,7 @@ fn reset_skips_a_dirty_wandered_repo_unless_discard() {
     let run = env.gw(&["reset", "feat-x", "--format", "json"]).success();
     run.envelope("reset");
     let doc = run.json();
-    let w = repo(&doc["result"], "web");
+    let w = repo_result(&doc["result"], "web");
     assert_eq!(w["outcome"], "skipped", "{doc:#}");
     assert!(w["detail"].as_str().unwrap().contains("on wander"), "{w:#}");
     assert!(
@@ -84,7 +74,7 @@ fn reset_skips_a_dirty_wandered_repo_unless_discard() {
         .gw(&["reset", "feat-x", "--discard", "--format", "json"])
         .success()
         .result();
-    assert_eq!(repo(&r, "web")["outcome"], "switched", "{r:#}");
+    assert_eq!(repo_result(&r, "web")["outcome"], "switched", "{r:#}");
     assert_eq!(env.git(&web, &["branch", "--show-current"]), "feat/x");
     assert_eq!(
         std::fs::read_to_string(web.join("README.md")).unwrap(),
@@ -109,8 +99,12 @@ fn reset_fails_when_a_repo_cannot_go_back() {
     run.envelope("reset");
     assert_eq!(run.error_code(), "GIT_FAILED");
     let doc = run.json();
-    assert_eq!(repo(&doc["result"], "web")["outcome"], "failed", "{doc:#}");
-    assert_eq!(repo(&doc["result"], "api")["outcome"], "ready");
+    assert_eq!(
+        repo_result(&doc["result"], "web")["outcome"],
+        "failed",
+        "{doc:#}"
+    );
+    assert_eq!(repo_result(&doc["result"], "api")["outcome"], "ready");
     assert_eq!(env.git(&web, &["branch", "--show-current"]), "wander");
     env.gw(&["reset", "feat-x"]).code(5);
     env.assert_git_agrees_with_state();

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use e2e::{TestEnv, live_in_group, s};
+use e2e::{TestEnv, live_in_group, repo_result, s};
 use serde_json::Value;
 
 /// Two repositories with a workspace `w` holding both.
@@ -56,15 +56,6 @@ fn assert_no_process_left(env: &TestEnv, repos: &[&str]) {
     }
 }
 
-fn repo<'a>(result: &'a Value, name: &str) -> &'a Value {
-    result["repos"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["repo"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {result}"))
-}
-
 #[test]
 fn outcomes_exit_codes_and_one_envelope() {
     let env = setup();
@@ -107,11 +98,11 @@ fn outcomes_exit_codes_and_one_envelope() {
     assert_eq!(result["workspace"], "w");
     assert_eq!(result["count"], 2);
     assert_eq!(result["stopped_by"], Value::Null);
-    let api = repo(result, "api");
+    let api = repo_result(result, "api");
     assert_eq!(api["outcome"], "exited", "{run}");
     assert_eq!(api["exit_code"], 0);
     assert_eq!(api["detail"], Value::Null);
-    let web = repo(result, "web");
+    let web = repo_result(result, "web");
     assert_eq!(web["outcome"], "failed", "{run}");
     assert_eq!(web["exit_code"], 3);
     let detail = web["detail"].as_str().unwrap();
@@ -139,7 +130,7 @@ fn outcomes_exit_codes_and_one_envelope() {
     let v = run.envelope("run");
     assert_eq!(v["ok"], true, "{run}");
     assert_eq!(v["result"]["count"], 1);
-    assert_eq!(repo(&v["result"], "api")["outcome"], "exited");
+    assert_eq!(repo_result(&v["result"], "api")["outcome"], "exited");
 
     // Text mode: nothing on stdout, a summary line per repository on stderr.
     let run = env.gw(&["run", "w"]).code(5);
@@ -174,12 +165,12 @@ fn timeout_stops_a_long_running_process_and_its_children() {
     assert_eq!(v["ok"], true, "{run}");
     let result = &v["result"];
     assert_eq!(result["stopped_by"], "timeout");
-    let api = repo(result, "api");
+    let api = repo_result(result, "api");
     assert_eq!(api["outcome"], "stopped", "{run}");
     assert_eq!(api["exit_code"], Value::Null);
     assert!(api["duration_ms"].as_u64().unwrap() > 0);
     assert!(api["detail"].as_str().unwrap().contains("timeout"));
-    let web = repo(result, "web");
+    let web = repo_result(result, "web");
     assert_eq!(web["outcome"], "skipped", "{run}");
     assert!(web["detail"].as_str().unwrap().contains(".grove.toml"));
     assert!(run.stderr.contains("api | serving"), "{run}");
@@ -209,7 +200,7 @@ fn pre_run_failure_means_not_started() {
     let run = env.gw(&["run", "w", "--format", "json"]).code(5);
     let v = run.envelope("run");
     assert_eq!(v["error"]["code"], "HOOK_FAILED", "{run}");
-    let api = repo(&v["result"], "api");
+    let api = repo_result(&v["result"], "api");
     assert_eq!(api["outcome"], "not_started", "{run}");
     assert_eq!(api["exit_code"], Value::Null);
     assert_eq!(api["duration_ms"], 0);
@@ -218,7 +209,11 @@ fn pre_run_failure_means_not_started() {
         detail.contains("pre_run") && detail.contains("preparing"),
         "{detail}"
     );
-    assert_eq!(repo(&v["result"], "web")["outcome"], "exited", "{run}");
+    assert_eq!(
+        repo_result(&v["result"], "web")["outcome"],
+        "exited",
+        "{run}"
+    );
     assert!(!ran.exists(), "run must not start after pre_run failed");
     assert!(!post.exists(), "post_run follows only a run that got going");
     assert_no_process_left(&env, &["api", "web"]);
@@ -271,19 +266,23 @@ fn bad_input() {
     grove_toml(&env, "web", "run = './dev.sh --port 3000'\n");
     let run = env.gw(&["run", "w", "--format", "json"]).code(5);
     let v = run.envelope("run");
-    let web = repo(&v["result"], "web");
+    let web = repo_result(&v["result"], "web");
     assert_eq!(web["outcome"], "not_started", "{run}");
     assert!(
         web["detail"].as_str().unwrap().contains("not executable"),
         "{run}"
     );
-    assert_eq!(repo(&v["result"], "api")["outcome"], "exited", "{run}");
+    assert_eq!(
+        repo_result(&v["result"], "api")["outcome"],
+        "exited",
+        "{run}"
+    );
     // A program that is not on PATH.
     grove_toml(&env, "web", "run = 'no-such-dev-server --watch'\n");
     let run = env
         .gw(&["run", "w", "-r", "web", "--format", "json"])
         .code(5);
-    let web = repo(&run.envelope("run")["result"], "web").clone();
+    let web = repo_result(&run.envelope("run")["result"], "web").clone();
     assert_eq!(web["outcome"], "not_started", "{run}");
     assert!(
         web["detail"]

@@ -1,16 +1,7 @@
 //! `gw status`: live branch (switched, detached), dirty worktrees, ahead/behind, and the
 //! workspace inferred from the current directory.
 
-use e2e::{TestEnv, s};
-
-fn repo<'a>(result: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    result["repos"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["repo"] == name)
-        .unwrap_or_else(|| panic!("no repo {name} in {result}"))
-}
+use e2e::{TestEnv, repo_result, s};
 
 /// The table row of `repo`, split into cells.
 fn row(table: &str, repo: &str) -> Vec<String> {
@@ -57,19 +48,19 @@ fn clean_dirty_switched_and_detached() {
         .gw(&["status", "ws", "--format", "json"])
         .success()
         .result();
-    let api = repo(&r, "api");
+    let api = repo_result(&r, "api");
     assert_eq!(api["state"], "dirty");
     assert_eq!(api["changed"], 2);
     assert_eq!(api["untracked"], 1);
     assert_eq!(api["modified"], 1);
-    let web = repo(&r, "web");
+    let web = repo_result(&r, "web");
     assert_eq!(
         web["branch"], "elsewhere",
         "the live branch, not the recorded one"
     );
     assert_eq!(web["recorded_branch"], "feat/x");
     assert_eq!(web["state"], "clean");
-    let cli = repo(&r, "cli");
+    let cli = repo_result(&r, "cli");
     assert_eq!(cli["branch"], serde_json::Value::Null);
     assert_eq!(cli["detached"], true);
     assert_eq!(cli["recorded_branch"], "feat/x");

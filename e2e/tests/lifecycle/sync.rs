@@ -1,17 +1,8 @@
 //! `gw sync`: catching up with upstream, skipping dirty worktrees, aborting a conflicting
 //! rebase so the worktree is exactly as it was, and the sync hooks.
 
-use e2e::{TestEnv, s};
+use e2e::{TestEnv, repo_result, s};
 use serde_json::Value;
-
-fn repo<'a>(result: &'a Value, name: &str) -> &'a Value {
-    result["repos"]
-        .as_array()
-        .expect("repos array")
-        .iter()
-        .find(|r| r["repo"] == name)
-        .unwrap_or_else(|| panic!("no repo {name} in {result:#}"))
-}
 
 #[test]
 fn sync_catches_up_with_new_upstream_commits() {
@@ -26,11 +17,11 @@ fn sync_catches_up_with_new_upstream_commits() {
     let run = env.gw(&["sync", "feat-x", "--format", "json"]).success();
     run.envelope("sync");
     let r = run.result();
-    assert_eq!(repo(&r, "api")["outcome"], "rebased", "{r:#}");
-    assert_eq!(repo(&r, "api")["commits"], 2);
-    assert_eq!(repo(&r, "api")["base"], "origin/main");
-    assert_eq!(repo(&r, "api")["branch"], "feat/x");
-    assert_eq!(repo(&r, "web")["outcome"], "up_to_date");
+    assert_eq!(repo_result(&r, "api")["outcome"], "rebased", "{r:#}");
+    assert_eq!(repo_result(&r, "api")["commits"], 2);
+    assert_eq!(repo_result(&r, "api")["base"], "origin/main");
+    assert_eq!(repo_result(&r, "api")["branch"], "feat/x");
+    assert_eq!(repo_result(&r, "web")["outcome"], "up_to_date");
     assert!(api.join("one.txt").exists() && api.join("two.txt").exists());
     assert!(api.join("feature.txt").exists(), "own commit kept on top");
     let status = env
@@ -42,7 +33,7 @@ fn sync_catches_up_with_new_upstream_commits() {
 
     // From inside the workspace, nothing left to do.
     let again = env.gw_in(&api, &["sync", "--format", "json"]).success();
-    assert_eq!(repo(&again.result(), "api")["outcome"], "up_to_date");
+    assert_eq!(repo_result(&again.result(), "api")["outcome"], "up_to_date");
     env.assert_git_agrees_with_state();
 }
 
@@ -61,8 +52,8 @@ fn sync_skips_a_dirty_repo_and_rebases_the_others() {
     run.envelope("sync");
     let doc = run.json();
     let r = run.result();
-    assert_eq!(repo(&r, "api")["outcome"], "rebased");
-    let w = repo(&r, "web");
+    assert_eq!(repo_result(&r, "api")["outcome"], "rebased");
+    let w = repo_result(&r, "web");
     assert_eq!(w["outcome"], "skipped");
     assert_eq!(w["commits"], serde_json::Value::Null);
     assert!(
@@ -112,7 +103,7 @@ fn sync_with_a_conflict_fails_and_leaves_the_worktree_exactly_as_it_was() {
     assert_eq!(run.error_code(), "GIT_FAILED");
     let doc = run.json();
     let r = &doc["result"];
-    let a = repo(r, "api");
+    let a = repo_result(r, "api");
     assert_eq!(a["outcome"], "failed", "{doc:#}");
     let detail = a["detail"].as_str().unwrap();
     assert!(
@@ -120,7 +111,7 @@ fn sync_with_a_conflict_fails_and_leaves_the_worktree_exactly_as_it_was() {
         "{detail}"
     );
     assert_eq!(
-        repo(r, "web")["outcome"],
+        repo_result(r, "web")["outcome"],
         "rebased",
         "other repos still sync"
     );
@@ -182,8 +173,8 @@ fn sync_runs_pre_and_post_sync_hooks_around_a_rebase() {
         .gw(&["sync", "feat-x", "--format", "json"])
         .success()
         .result();
-    assert_eq!(repo(&r, "api")["outcome"], "rebased");
-    assert_eq!(repo(&r, "web")["outcome"], "up_to_date");
+    assert_eq!(repo_result(&r, "api")["outcome"], "rebased");
+    assert_eq!(repo_result(&r, "web")["outcome"], "up_to_date");
     let logged = std::fs::read_to_string(&log).unwrap();
     assert_eq!(
         logged, "pre api\npost api\n",
@@ -204,7 +195,7 @@ fn sync_fails_cleanly_when_pre_sync_fails() {
     let run = env.gw(&["sync", "feat-x", "--format", "json"]).code(5);
     run.envelope("sync");
     let r = run.json();
-    assert_eq!(repo(&r["result"], "api")["outcome"], "failed");
+    assert_eq!(repo_result(&r["result"], "api")["outcome"], "failed");
     assert_eq!(env.worktree_state(&api), before);
     env.assert_git_agrees_with_state();
 }
@@ -240,7 +231,7 @@ fn sync_hooks_may_call_gw_on_the_same_workspace() {
         .gw(&["sync", "feat-x", "--format", "json"])
         .success()
         .result();
-    assert_eq!(repo(&r, "api")["outcome"], "rebased", "{r:#}");
+    assert_eq!(repo_result(&r, "api")["outcome"], "rebased", "{r:#}");
     let read = |file: &str| -> Value {
         let text = std::fs::read_to_string(out.join(file)).unwrap();
         let v: Value =

@@ -657,16 +657,7 @@ fn delete_one(
     let repos = ws
         .repos
         .iter()
-        .map(|r| RepoResult {
-            repo: r.repo_name.clone(),
-            outcome: Outcome::Removed,
-            branch: r.branch.clone(),
-            path: r.worktree_path.clone(),
-            detail: notes
-                .iter()
-                .find(|(n, _)| *n == r.repo_name)
-                .map(|(_, w)| w.clone()),
-        })
+        .map(|r| RepoResult::removed(r, &notes))
         .collect();
     Ok(Deletion {
         name: ws.name.clone(),

@@ -194,3 +194,20 @@ pub struct RepoResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
+
+impl RepoResult {
+    /// A repository that was `removed` from a workspace; `notes` (repo, why) give the detail
+    /// of those that left something behind.
+    pub(crate) fn removed(r: &crate::state::RepoEntry, notes: &[(String, String)]) -> RepoResult {
+        RepoResult {
+            repo: r.repo_name.clone(),
+            outcome: Outcome::Removed,
+            branch: r.branch.clone(),
+            path: r.worktree_path.clone(),
+            detail: notes
+                .iter()
+                .find(|(n, _)| *n == r.repo_name)
+                .map(|(_, w)| w.clone()),
+        }
+    }
+}

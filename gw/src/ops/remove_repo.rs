@@ -279,16 +279,7 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
         delete::unlink_in_background(ctx, t);
     }
     for r in &targets {
-        report.repos.push(RepoResult {
-            repo: r.repo_name.clone(),
-            outcome: Outcome::Removed,
-            branch: r.branch.clone(),
-            path: r.worktree_path.clone(),
-            detail: notes
-                .iter()
-                .find(|(n, _)| *n == r.repo_name)
-                .map(|(_, w)| w.clone()),
-        });
+        report.repos.push(RepoResult::removed(r, &notes));
     }
     // Keep the order the repositories were named in.
     report
