@@ -228,21 +228,8 @@ fn git_env(cmd: &mut Command, home: &Path) {
 fn sh(dir: &Path, home: &Path, script: &str) -> Result<(), String> {
     let mut cmd = Command::new("sh");
     git_env(&mut cmd, home);
-    let out = cmd
-        .arg("-c")
-        .arg(script)
-        .current_dir(dir)
-        .output()
-        .map_err(|e| e.to_string())?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{script}` failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
+    cmd.arg("-c").arg(script).current_dir(dir);
+    util::run_captured(&mut cmd, &format!("`{script}`"))
 }
 
 fn q(p: &Path) -> String {

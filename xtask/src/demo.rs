@@ -87,20 +87,8 @@ impl Demo<'_> {
     fn git(&self, dir: &Path, args: &[&str]) -> Result<(), String> {
         let mut cmd = Command::new("git");
         self.env(&mut cmd);
-        let out = cmd
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .map_err(|e| e.to_string())?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "git {} failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr)
-            ))
-        }
+        cmd.args(args).current_dir(dir);
+        util::run_captured(&mut cmd, &format!("git {}", args.join(" ")))
     }
 
     fn setup(&self) -> Result<(), String> {

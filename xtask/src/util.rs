@@ -148,3 +148,18 @@ pub fn git_head(root: &Path) -> String {
         format!("{head}-dirty")
     }
 }
+
+/// Runs `cmd` with its output captured; a failure is an error naming `what`, with the
+/// command's output.
+pub fn run_captured(cmd: &mut std::process::Command, what: &str) -> Result<(), String> {
+    let out = cmd.output().map_err(|e| format!("{what}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
