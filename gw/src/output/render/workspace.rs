@@ -419,10 +419,7 @@ impl Render for StatusReport {
             .repos
             .iter()
             .map(|r| {
-                let ab = match (r.ahead, r.behind) {
-                    (Some(a), Some(b)) => format!("{a}↑ {b}↓"),
-                    _ => "-".into(),
-                };
+                let ab = ahead_behind(r.ahead, r.behind);
                 let mut branch = live_branch(r);
                 if r.branch.as_deref() != Some(r.recorded_branch.as_str()) {
                     branch = p.paint(Role::Warning, &branch);
@@ -594,10 +591,7 @@ impl Render for ContextReport {
             .repos
             .iter()
             .map(|r| {
-                let ab = match (r.ahead, r.behind) {
-                    (Some(a), Some(b)) => format!("{a}↑ {b}↓"),
-                    _ => "-".into(),
-                };
+                let ab = ahead_behind(r.ahead, r.behind);
                 vec![
                     r.repo.clone(),
                     live_branch(r),
@@ -636,6 +630,14 @@ impl Render for crate::ops::delete::UnlinkReport {
     }
     fn text(&self, _: &mut Printer) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// `2↑ 1↓`, or `-` when either count is unknown.
+fn ahead_behind(ahead: Option<usize>, behind: Option<usize>) -> String {
+    match (ahead, behind) {
+        (Some(a), Some(b)) => format!("{a}↑ {b}↓"),
+        _ => "-".into(),
     }
 }
 
