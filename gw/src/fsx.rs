@@ -103,7 +103,8 @@ pub fn read_text_optional(path: &Path) -> Result<Option<Text>> {
     let read = || -> io::Result<Text> {
         let mut file = File::open(path)?;
         let len = file.metadata()?.len() as usize;
-        if len < HUGE_READ {
+        // Transparent huge pages are Linux's.
+        if len < HUGE_READ || cfg!(not(target_os = "linux")) {
             let mut s = String::with_capacity(len);
             file.read_to_string(&mut s)?;
             return Ok(Text(Backing::Heap(s)));
@@ -112,6 +113,7 @@ pub fn read_text_optional(path: &Path) -> Result<Option<Text>> {
         let mut map = memmap2::MmapMut::map_anon(span + HUGE_PAGE)?;
         let start = map.as_ptr().align_offset(HUGE_PAGE);
         // Advice only: without it the read still works, page by page.
+        #[cfg(target_os = "linux")]
         let _ = map.advise_range(memmap2::Advice::HugePage, start, span);
         let mut more = [0; 1];
         let whole = match file.read_exact(&mut map[start..start + len]) {
