@@ -526,6 +526,24 @@ impl TestEnv {
         }
     }
 
+    /// The repositories `state.json` records for workspace `ws`, in its order.
+    #[track_caller]
+    pub fn workspace_repos(&self, ws: &str) -> Vec<String> {
+        let state = self.state();
+        let entry = state
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == ws)
+            .unwrap_or_else(|| panic!("no workspace {ws} in {state:#}"));
+        entry["repos"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["repo_name"].as_str().unwrap().to_string())
+            .collect()
+    }
+
     /// The names of the workspaces `state.json` records, in its order.
     pub fn workspace_names(&self) -> Vec<String> {
         self.state()

@@ -36,8 +36,8 @@ pub struct Env {
     pub exe: Option<PathBuf>,
     /// `TZ`: the time zone of the Go grove's local `created_at` times.
     pub tz: Option<String>,
-    /// `GW_TEST_PANIC`: panic once the command line is parsed. Only for tests of how a
-    /// panic is reported (an `INTERNAL` error, an envelope in machine mode).
+    /// `GW_TEST_PANIC`: panic before running the command. Only for tests of how a panic is
+    /// reported (an `INTERNAL` error, an envelope in machine mode).
     pub test_panic: bool,
 }
 

@@ -278,22 +278,6 @@ fn failure(e: Option<&Error>) -> Result<(), Error> {
     }
 }
 
-fn state_repos(w: &World, ws: &str) -> Vec<String> {
-    let state = w.env.state();
-    let entry = state
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["name"] == ws)
-        .unwrap_or_else(|| panic!("no workspace {ws} in {state:#}"));
-    entry["repos"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["repo_name"].as_str().unwrap().to_string())
-        .collect()
-}
-
 #[test]
 fn every_step_of_create_fails_cleanly() {
     let covered = every_fault(
@@ -368,7 +352,7 @@ fn every_step_of_add_repo_fails_cleanly() {
             failure(report.failure.as_ref())
         },
         |w| {
-            assert_eq!(state_repos(w, "feat"), ["api", "web", "svc"]);
+            assert_eq!(w.env.workspace_repos("feat"), ["api", "web", "svc"]);
             assert!(
                 w.env.workspace_dir().join("feat/web/pre.txt").exists(),
                 "web's existing branch is checked out"
@@ -399,7 +383,7 @@ fn every_step_of_remove_repo_fails_cleanly_or_is_completed_by_recovery() {
             failure(report.failure.as_ref())
         },
         |w| {
-            assert_eq!(state_repos(w, "feat"), ["web"]);
+            assert_eq!(w.env.workspace_repos("feat"), ["web"]);
             assert_eq!(branch_tip(&w.env, "api", "feat"), None);
             assert_eq!(branch_tip(&w.env, "svc", "feat"), None);
             assert!(!w.env.workspace_dir().join("feat/api").exists());
@@ -429,7 +413,7 @@ fn every_step_of_rename_fails_cleanly() {
             .map(|_| ())
         },
         |w| {
-            assert_eq!(state_repos(w, "renamed"), ["api", "web", "svc"]);
+            assert_eq!(w.env.workspace_repos("renamed"), ["api", "web", "svc"]);
             assert_eq!(
                 std::fs::read_to_string(w.env.workspace_dir().join("renamed/api/scratch.txt"))
                     .unwrap(),

@@ -89,9 +89,6 @@ pub fn run(args: Vec<OsString>, mut env: Env) -> u8 {
     if let Some(dir) = &cli.grove_dir {
         env.grove_home = env.resolve_path(dir);
     }
-    if env.test_panic {
-        panic!("GW_TEST_PANIC is set");
-    }
     match execute(&env, cli) {
         Ok(report) => output::emit(&mut p, report.as_ref(), None),
         Err(e) => output::emit_error(&mut p, &e),

@@ -24,22 +24,6 @@ fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
-fn state_repos(env: &TestEnv, ws: &str) -> Vec<String> {
-    let state = env.state();
-    let w = state
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["name"] == ws)
-        .expect("workspace in state");
-    w["repos"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["repo_name"].as_str().unwrap().to_string())
-        .collect()
-}
-
 #[test]
 fn add_and_remove_repos_by_name_and_url_idempotently() {
     let env = TestEnv::with_repos(&["api", "web"]);
@@ -68,7 +52,7 @@ fn add_and_remove_repos_by_name_and_url_idempotently() {
         env.git(&ws.join("lib"), &["branch", "--show-current"]),
         "feat/x"
     );
-    assert_eq!(state_repos(&env, "feat-x"), ["api", "web", "lib"]);
+    assert_eq!(env.workspace_repos("feat-x"), ["api", "web", "lib"]);
     env.assert_git_agrees_with_state();
 
     // Again, from inside the workspace, by name and by URL: nothing to do.
@@ -93,7 +77,7 @@ fn add_and_remove_repos_by_name_and_url_idempotently() {
             ("lib", "already_present")
         ])
     );
-    assert_eq!(state_repos(&env, "feat-x"), ["api", "web", "lib"]);
+    assert_eq!(env.workspace_repos("feat-x"), ["api", "web", "lib"]);
 
     // Remove one by name and one by URL; the branches grove created go with them.
     let r = env
@@ -116,7 +100,7 @@ fn add_and_remove_repos_by_name_and_url_idempotently() {
         env.git(&env.repos.join("web"), &["branch", "--list", "feat/x"]),
         ""
     );
-    assert_eq!(state_repos(&env, "feat-x"), ["api"]);
+    assert_eq!(env.workspace_repos("feat-x"), ["api"]);
     env.assert_git_agrees_with_state();
 
     // Removing them again converges.
@@ -149,7 +133,7 @@ fn remove_repo_refuses_dirty_or_wandered_worktrees_without_force() {
     assert_eq!(run.error_code(), "WORKTREE_DIRTY");
     assert_eq!(run.json()["error"]["details"]["repos"][0]["repo"], "web");
     assert_eq!(
-        state_repos(&env, "feat-x"),
+        env.workspace_repos("feat-x"),
         ["api", "web"],
         "nothing removed"
     );
@@ -168,7 +152,7 @@ fn remove_repo_refuses_dirty_or_wandered_worktrees_without_force() {
             .iter()
             .any(|a| a["command"] == "gw reset feat-x --format json")
     );
-    assert_eq!(state_repos(&env, "feat-x"), ["api", "web"]);
+    assert_eq!(env.workspace_repos("feat-x"), ["api", "web"]);
     env.gw(&["remove-repo", "feat-x", "-r", "web"]).code(4);
 
     let r = env
@@ -184,7 +168,7 @@ fn remove_repo_refuses_dirty_or_wandered_worktrees_without_force() {
         .success()
         .result();
     assert_eq!(outcomes(&r), pairs(&[("web", "removed")]));
-    assert_eq!(state_repos(&env, "feat-x"), ["api"]);
+    assert_eq!(env.workspace_repos("feat-x"), ["api"]);
     env.assert_git_agrees_with_state();
 }
 
@@ -257,7 +241,7 @@ fn add_repo_that_fails_part_way_leaves_no_half_added_repo() {
     env.gw(&["add-repo", "feat-x", "-r", "web"]).failure();
     std::fs::remove_file(env.repos.join("web/.git/hooks/post-checkout")).unwrap();
     env.gw(&["add-repo", "feat-x", "-r", "lib,web"]).success();
-    assert_eq!(state_repos(&env, "feat-x"), ["api", "lib", "web"]);
+    assert_eq!(env.workspace_repos("feat-x"), ["api", "lib", "web"]);
     env.assert_git_agrees_with_state();
 }
 

@@ -80,9 +80,6 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
         interactive: output::pick::interactive(machine),
     };
 
-    if env.test_panic {
-        panic!("GW_TEST_PANIC is set");
-    }
     match commands::dispatch(&ctx, cli.command, ui) {
         Ok(out) => {
             let code = output::emit(&mut p, out.report.as_ref(), out.data);
@@ -97,7 +94,8 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
 
 /// What `gw` and `gw-migrate` do before parsing their arguments: choose text or machine
 /// mode, report panics in that mode (`program` names the binary), and refuse an invalid
-/// `GW_FORMAT`, in which case the error is shown and its exit code returned.
+/// `GW_FORMAT`, in which case the error is shown and its exit code returned. With
+/// `GW_TEST_PANIC` set, it then panics, for the tests of that report.
 pub fn start(args: &[OsString], env: &Env, program: &'static str) -> Result<Printer, u8> {
     let mode = if machine_mode(args, env.format.as_deref()) {
         Mode::Json
@@ -115,6 +113,9 @@ pub fn start(args: &[OsString], env: &Env, program: &'static str) -> Result<Prin
         let e = Error::usage(format!("invalid GW_FORMAT value `{f}`"))
             .with_fix("Set GW_FORMAT to `text` or `json`");
         return Err(output::emit_error(&mut p, &e));
+    }
+    if env.test_panic {
+        panic!("GW_TEST_PANIC is set");
     }
     Ok(p)
 }
