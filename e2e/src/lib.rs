@@ -1,5 +1,5 @@
 //! The end-to-end harness: runs the real `gw` binary against throwaway git repositories
-//! with `file://` origins, in a hermetic environment (temporary `HOME` and `GROVE_HOME`,
+//! with `file://` origins, in a hermetic environment (temporary `HOME` and `GW_HOME`,
 //! no host git config, fixed identity and locale).
 //!
 //! The binary is `$GW_BIN` when set (`cargo xtask e2e` sets it to the release build), else
@@ -142,7 +142,7 @@ impl TestEnv {
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
-            .env("GROVE_HOME", &self.grove_home)
+            .env("GW_HOME", &self.grove_home)
             .env("TMPDIR", self.root.join("tmp"))
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_SYSTEM", "/dev/null")

@@ -1,7 +1,7 @@
 //! The process environment, read once at start-up.
 //!
 //! Everything below `cli` receives an [`Env`] instead of calling `std::env`, so in-process
-//! tests can point grove at a temporary `HOME`/`GROVE_HOME` without mutating the test
+//! tests can point grove at a temporary `HOME`/`GW_HOME` without mutating the test
 //! process's own environment.
 
 use std::ffi::OsString;
@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 pub struct Env {
     /// The user's home directory (`HOME`).
     pub home: PathBuf,
-    /// The grove directory: `GROVE_HOME`, else `$HOME/.grove`.
+    /// The grove directory: `GW_HOME`, else `$HOME/.grove`. `GW_HOME` is not read: the Go
+    /// grove never read it, and other tools named grove keep their own data there.
     pub grove_home: PathBuf,
     /// The current working directory, as given by the OS (not canonicalised).
     pub cwd: PathBuf,
@@ -50,7 +51,7 @@ impl Env {
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/"));
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-        let grove_home = var("GROVE_HOME")
+        let grove_home = var("GW_HOME")
             .map(PathBuf::from)
             .map(|p| absolute(&cwd, &p))
             .unwrap_or_else(|| home.join(".grove"));
@@ -74,7 +75,7 @@ impl Env {
         }
     }
 
-    /// An environment rooted in `home`, for tests: `GROVE_HOME` is `home/.grove`.
+    /// An environment rooted in `home`, for tests: `GW_HOME` is `home/.grove`.
     pub fn for_home(home: &Path, cwd: &Path) -> Env {
         Env {
             home: home.to_path_buf(),

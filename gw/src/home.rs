@@ -1,4 +1,4 @@
-//! The layout of the grove directory (`GROVE_HOME`, default `~/.grove`).
+//! The layout of the grove directory (`$GW_HOME`, else `$HOME/.grove`).
 
 use std::path::{Path, PathBuf};
 
@@ -45,5 +45,17 @@ impl GroveHome {
 
     pub fn default_workspace_dir(&self) -> PathBuf {
         self.root.join("workspaces")
+    }
+
+    /// What hooks and plugins are told about where grove lives: `GW_HOME`, and the Go
+    /// grove's `GROVE_DIR`, `GROVE_CONFIG` and `GROVE_STATE`, so a plugin or hook that runs
+    /// `gw` again lands in the same grove directory.
+    pub fn child_env(&self) -> [(&'static str, PathBuf); 4] {
+        [
+            ("GW_HOME", self.root.clone()),
+            ("GROVE_DIR", self.root.clone()),
+            ("GROVE_CONFIG", self.config()),
+            ("GROVE_STATE", self.state()),
+        ]
     }
 }

@@ -195,6 +195,16 @@ impl Cmd {
     }
 
     /// Kills the process (and its process group) when it runs longer than `d`.
+    pub fn envs<K: AsRef<OsStr>, V: AsRef<OsStr>>(
+        &mut self,
+        vars: impl IntoIterator<Item = (K, V)>,
+    ) -> &mut Cmd {
+        for (k, v) in vars {
+            self.env(k, v);
+        }
+        self
+    }
+
     pub fn timeout(&mut self, d: Option<Duration>) -> &mut Cmd {
         self.timeout = d;
         if d.is_some() {

@@ -36,7 +36,7 @@ struct Cli {
     #[arg(long, global = true, value_enum, value_name = "FORMAT")]
     format: Option<Format>,
 
-    /// The grove directory (default: $GROVE_HOME, else ~/.grove)
+    /// The grove directory (default: $GW_HOME, else ~/.grove)
     #[arg(long, global = true, value_name = "DIR")]
     grove_dir: Option<PathBuf>,
 

@@ -218,7 +218,7 @@ struct Fixture {
 
 fn git_env(cmd: &mut Command, home: &Path) {
     cmd.env("HOME", home)
-        .env("GROVE_HOME", home.join(".grove"))
+        .env("GW_HOME", home.join(".grove"))
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_SYSTEM", "/dev/null")
         .env("GIT_AUTHOR_NAME", "Bench")

@@ -20,7 +20,7 @@ pub fn run() -> Result<(), String> {
     demo.setup()?;
 
     println!(
-        "\ngrove demo in {}  (HOME and GROVE_HOME point inside it)\n",
+        "\ngrove demo in {}  (HOME and GW_HOME point inside it)\n",
         base.display()
     );
     let repos = base.join("src");
@@ -37,7 +37,7 @@ pub fn run() -> Result<(), String> {
         "svc-auth,api,web",
     ])?;
     demo.gw(&["list"])?;
-    demo.shell("echo 'login form' > \"$GROVE_HOME/workspaces/feat-login/web/login.html\"")?;
+    demo.shell("echo 'login form' > \"$GW_HOME/workspaces/feat-login/web/login.html\"")?;
     demo.gw(&["status", "feat-login"])?;
     demo.gw(&["status", "feat-login", "--format", "json"])?;
     demo.gw(&["go", "feat-login"])?;
@@ -60,7 +60,7 @@ struct Demo<'a> {
 impl Demo<'_> {
     fn env(&self, cmd: &mut Command) {
         cmd.env("HOME", self.base.join("home"))
-            .env("GROVE_HOME", self.base.join("home/.grove"))
+            .env("GW_HOME", self.base.join("home/.grove"))
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_SYSTEM", "/dev/null")
             .env("GIT_AUTHOR_NAME", "Grove Demo")

@@ -117,7 +117,7 @@ fn every_error_code_has_its_exit_class() {
     text.push_str(
         r#"
 [hooks]
-pre_delete = '''sed -i 's/"created_at": "[^"]*"/"created_at": "2000-01-01T00:00:00"/' "$GROVE_HOME/state.json"'''
+pre_delete = '''sed -i 's/"created_at": "[^"]*"/"created_at": "2000-01-01T00:00:00"/' "$GW_HOME/state.json"'''
 "#,
     );
     std::fs::write(&config, text).unwrap();

@@ -217,7 +217,7 @@ fn not_initialised() {
     ] {
         bad(&env, args, 5, "NOT_INITIALIZED", "gw init");
     }
-    assert!(!env.grove_home.exists(), "nothing written to GROVE_HOME");
+    assert!(!env.grove_home.exists(), "nothing written to GW_HOME");
 }
 
 #[test]

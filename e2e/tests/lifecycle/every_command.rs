@@ -300,7 +300,7 @@ fn every_command_succeeds_and_fails_in_one_valid_envelope() {
     let run = env.gw_env(
         &env.root,
         &["list", "--format", "json"],
-        &[("GROVE_HOME", s(&empty))],
+        &[("GW_HOME", s(&empty))],
     );
     assert_eq!(run.envelope("envelope")["error"]["code"], "NOT_INITIALIZED");
 

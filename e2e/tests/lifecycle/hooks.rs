@@ -244,7 +244,9 @@ fn repo_setup_in_string_and_list_forms_runs_in_the_worktree() {
     write_repo_config(
         &env,
         "api",
-        &format!("setup = \"echo \\\"api $PWD $GROVE_WORKSPACE\\\" >> {log}\"\nunknown_key = 1\n"),
+        &format!(
+            "setup = \"echo \\\"api $PWD $GROVE_WORKSPACE $GROVE_DIR $GROVE_STATE\\\" >> {log}\"\nunknown_key = 1\n"
+        ),
     );
     write_repo_config(
         &env,
@@ -257,7 +259,12 @@ fn repo_setup_in_string_and_list_forms_runs_in_the_worktree() {
     assert_eq!(
         lines,
         [
-            format!("api {} ws", s(&env.ws("ws").join("api"))),
+            format!(
+                "api {} ws {} {}",
+                s(&env.ws("ws").join("api")),
+                s(&env.grove_home),
+                s(&env.grove_home.join("state.json"))
+            ),
             "web-one".to_string(),
             "web-two".to_string(),
         ]

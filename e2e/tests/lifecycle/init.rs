@@ -221,17 +221,13 @@ fn discovery_rules() {
 }
 
 #[test]
-fn grove_home_chooses_the_grove_directory() {
+fn gw_home_chooses_the_grove_directory() {
     let env = TestEnv::new();
     env.repo("api");
     let elsewhere = env.root.join("elsewhere");
     let home = s(&elsewhere).to_string();
-    env.gw_env(
-        &env.root,
-        &["init", s(&env.repos)],
-        &[("GROVE_HOME", &home)],
-    )
-    .success();
+    env.gw_env(&env.root, &["init", s(&env.repos)], &[("GW_HOME", &home)])
+        .success();
     assert!(elsewhere.join("config.toml").is_file());
     assert!(
         elsewhere.join("workspaces").is_dir(),
@@ -241,7 +237,7 @@ fn grove_home_chooses_the_grove_directory() {
     env.gw_env(
         &env.root,
         &["create", "ws", "-b", "ws", "-r", "api"],
-        &[("GROVE_HOME", &home)],
+        &[("GW_HOME", &home)],
     )
     .success();
     assert!(elsewhere.join("workspaces/ws/api").is_dir());
@@ -251,10 +247,32 @@ fn grove_home_chooses_the_grove_directory() {
         worktrees.contains(s(&elsewhere.join("workspaces/ws/api"))),
         "{worktrees}"
     );
-    // Without GROVE_HOME (empty counts as unset) the default, $HOME/.grove, is used.
-    env.gw_env(&env.root, &["list"], &[("GROVE_HOME", "")])
-        .code(5);
-    env.gw_env(&env.root, &["init", s(&env.repos)], &[("GROVE_HOME", "")])
+    // Without GW_HOME (empty counts as unset) the default, $HOME/.grove, is used.
+    env.gw_env(&env.root, &["list"], &[("GW_HOME", "")]).code(5);
+    env.gw_env(&env.root, &["init", s(&env.repos)], &[("GW_HOME", "")])
         .success();
     assert!(env.home.join(".grove/config.toml").is_file());
+}
+
+/// `GROVE_HOME` belongs to other tools named grove; the Go grove never read it, and neither
+/// do we: with it pointing elsewhere, grove lives in `$HOME/.grove` and writes nothing there.
+#[test]
+fn grove_home_is_not_read() {
+    let env = TestEnv::new();
+    env.repo("api");
+    let other = env.root.join("other-tool");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("their-data"), "keep").unwrap();
+    let vars = [("GW_HOME", ""), ("GROVE_HOME", s(&other))];
+    env.gw_env(&env.root, &["init", s(&env.repos)], &vars)
+        .success();
+    env.gw_env(&env.root, &["create", "ws", "-b", "ws", "-r", "api"], &vars)
+        .success();
+    env.gw_env(&env.root, &["delete", "ws"], &vars).success();
+    assert!(env.home.join(".grove/config.toml").is_file());
+    let entries: Vec<_> = std::fs::read_dir(&other)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(entries, vec![std::ffi::OsString::from("their-data")]);
 }

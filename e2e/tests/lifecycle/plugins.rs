@@ -7,7 +7,7 @@ use e2e::{TestEnv, s, write_executable};
 fn script(tag: &str, code: i32) -> String {
     format!(
         "#!/bin/sh\necho \"{tag}\"\nfor a in \"$@\"; do echo \"arg=$a\"; done\n\
-         echo \"GROVE_DIR=$GROVE_DIR\"\necho \"GROVE_CONFIG=$GROVE_CONFIG\"\n\
+         echo \"GW_HOME=$GW_HOME\"\necho \"GROVE_DIR=$GROVE_DIR\"\necho \"GROVE_CONFIG=$GROVE_CONFIG\"\n\
          echo \"GROVE_STATE=$GROVE_STATE\"\necho \"GROVE_WORKSPACE=$GROVE_WORKSPACE\"\n\
          echo \"to stderr\" >&2\nexit {code}\n"
     )
@@ -23,7 +23,7 @@ fn plugin_in_the_plugins_dir_gets_arguments_environment_and_exit_code() {
     assert_eq!(
         run.stdout,
         format!(
-            "installed\narg=a\narg=b c\narg=--flag\nGROVE_DIR={home}\nGROVE_CONFIG={home}/config.toml\n\
+            "installed\narg=a\narg=b c\narg=--flag\nGW_HOME={home}\nGROVE_DIR={home}\nGROVE_CONFIG={home}/config.toml\n\
              GROVE_STATE={home}/state.json\nGROVE_WORKSPACE=\n"
         )
     );

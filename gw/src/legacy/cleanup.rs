@@ -6,7 +6,7 @@
 //! that needs attention, changing nothing. [`apply`] carries out exactly that plan: every
 //! file is re-read and must still have the content that was scanned; what is edited is
 //! first copied, and what is removed is moved (never unlinked), into
-//! `<GROVE_HOME>/migrate-backups/<id>/` with a manifest of paths and SHA-256 digests.
+//! `<GW_HOME>/migrate-backups/<id>/` with a manifest of paths and SHA-256 digests.
 //! [`restore`] checks those digests before putting anything back.
 //!
 //! `gw-migrate` calls these directly; `gw doctor` uses [`doctor_findings`] and [`fix`],

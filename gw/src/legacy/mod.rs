@@ -2,7 +2,7 @@
 //!
 //! The Go grove ≤ 1.1.11 registered `gw mcp-serve` in each workspace's `.mcp.json` (up to
 //! 1.1.5 also in every repository worktree's) and kept announcements in
-//! `<GROVE_HOME>/messages.db`. grove has no MCP server, so those are leftovers:
+//! `<GW_HOME>/messages.db`. grove has no MCP server, so those are leftovers:
 //!
 //! - [`mcp`]: the one definition of grove's own entry ([`mcp::is_grove_entry`]) and the
 //!   surgical edit of one file;

@@ -8,6 +8,7 @@ use std::path::Path;
 use crate::config::{Hook, HookKind, OnFailure};
 use crate::duration;
 use crate::error::{Code, Error, Result};
+use crate::home::GroveHome;
 use crate::ops::Ctx;
 use crate::proc::{self, Cmd, Status};
 use crate::state::Workspace;
@@ -82,7 +83,8 @@ pub fn run_global(
         ctx.env.home.as_path()
     };
     let mut cmd = Cmd::shell(&command, cwd);
-    cmd.env("GROVE_WORKSPACE", &vars.name)
+    cmd.envs(ctx.home.child_env())
+        .env("GROVE_WORKSPACE", &vars.name)
         .env("GROVE_WORKSPACE_PATH", &vars.path)
         .env("GROVE_BRANCH", &vars.branch)
         .timeout(hook.timeout);
@@ -147,10 +149,12 @@ impl CommandFailure {
 
 /// One of a repository's `.grove.toml` commands, ready to run with `sh -c` in its
 /// worktree `cwd`, with `GROVE_WORKSPACE`, `GROVE_WORKSPACE_PATH`, `GROVE_BRANCH`,
-/// `GROVE_REPO` and `GROVE_WORKTREE` set.
-pub fn repo_command(command: &str, repo: &str, cwd: &Path, vars: &Vars) -> Cmd {
+/// `GROVE_REPO`, `GROVE_WORKTREE` and the grove directory's variables
+/// ([`GroveHome::child_env`]) set.
+pub fn repo_command(home: &GroveHome, command: &str, repo: &str, cwd: &Path, vars: &Vars) -> Cmd {
     let mut cmd = Cmd::shell(command, cwd);
-    cmd.env("GROVE_WORKSPACE", &vars.name)
+    cmd.envs(home.child_env())
+        .env("GROVE_WORKSPACE", &vars.name)
         .env("GROVE_WORKSPACE_PATH", &vars.path)
         .env("GROVE_BRANCH", &vars.branch)
         .env("GROVE_REPO", repo)
@@ -171,7 +175,7 @@ pub fn run_repo_commands(
 ) -> std::result::Result<(), CommandFailure> {
     let prefix = format!("[{repo}] ");
     for command in commands {
-        let result = repo_command(command, repo, cwd, vars).stream(&mut |_, line| {
+        let result = repo_command(&ctx.home, command, repo, cwd, vars).stream(&mut |_, line| {
             if stream {
                 ctx.events.output(&prefix, line);
             }

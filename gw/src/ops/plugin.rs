@@ -1,7 +1,7 @@
 //! Plugins: `gw foo …` runs `gw-foo` when there is no built-in `foo`; `gw plugin
-//! list|remove|install` manages the ones in `<GROVE_HOME>/plugins/`.
+//! list|remove|install` manages the ones in `<GW_HOME>/plugins/`.
 //!
-//! A plugin is looked up in `<GROVE_HOME>/plugins/` first, then on `PATH`, and started
+//! A plugin is looked up in `<GW_HOME>/plugins/` first, then on `PATH`, and started
 //! with `exec`, so it replaces `gw`: its output and exit code are the command's. It gets
 //! `GROVE_DIR`, `GROVE_CONFIG`, `GROVE_STATE` and `GROVE_WORKSPACE` (the workspace the
 //! current directory is in, or empty) in its environment, and reads grove's files itself.
@@ -29,7 +29,7 @@ use crate::proc::Cmd;
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Origin {
-    /// `<GROVE_HOME>/plugins/`.
+    /// `<GW_HOME>/plugins/`.
     Installed,
     /// A directory on `PATH`.
     Path,
@@ -148,9 +148,7 @@ pub fn exec(
         .unwrap_or_default();
     let mut cmd = Cmd::new(&path, &ctx.env.cwd);
     cmd.args(args)
-        .env("GROVE_DIR", ctx.home.root())
-        .env("GROVE_CONFIG", ctx.home.config())
-        .env("GROVE_STATE", ctx.home.state())
+        .envs(ctx.home.child_env())
         .env("GROVE_WORKSPACE", workspace);
     if json {
         // `gw --format json foo` was parsed by gw; tell the plugin.

@@ -361,7 +361,7 @@ fn run_repo(
     let mut tail = Tail::default();
     let supervise = |command: &str, after: usize, tail: &mut Tail| {
         *tail = Tail::default();
-        repo_command(command, repo, cwd, vars).supervise(stop, after, &mut |_, line| {
+        repo_command(&ctx.home, command, repo, cwd, vars).supervise(stop, after, &mut |_, line| {
             ctx.events.process_output(&label, line);
             tail.push(line);
         })

@@ -1,4 +1,4 @@
-//! The operation journal: `<GROVE_HOME>/operations/<id>.json`.
+//! The operation journal: `<GW_HOME>/operations/<id>.json`.
 //!
 //! Before a mutating command changes anything it records what it is about to do; after each
 //! change it records that it did. A process that dies leaves its journal behind, and
