@@ -194,7 +194,6 @@ impl Cmd {
         self
     }
 
-    /// Kills the process (and its process group) when it runs longer than `d`.
     pub fn envs<K: AsRef<OsStr>, V: AsRef<OsStr>>(
         &mut self,
         vars: impl IntoIterator<Item = (K, V)>,
@@ -205,6 +204,7 @@ impl Cmd {
         self
     }
 
+    /// Kills the process (and its process group) when it runs longer than `d`.
     pub fn timeout(&mut self, d: Option<Duration>) -> &mut Cmd {
         self.timeout = d;
         if d.is_some() {
