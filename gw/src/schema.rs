@@ -45,7 +45,7 @@ schemas! {
     "go-close", "gw go --close-tab (alone)" => crate::ops::go::CloseReport;
     "shell-init", "gw shell-init" => crate::ops::shell_init::ShellInitReport;
     "delete", "gw delete, gw ws delete" => crate::ops::delete::DeleteReport;
-    "unlink-trash", "gw unlink-trash (internal: removes a deleted workspace's files)" => crate::ops::delete::UnlinkReport;
+    "unlink-trash", "gw unlink-trash (internal: removes a deleted workspace's files)" => crate::ops::trash::UnlinkReport;
     "preset", "gw preset add|show|remove" => crate::ops::preset::PresetReport;
     "preset-list", "gw preset list" => crate::ops::preset::PresetListReport;
     "completions", "gw completions" => crate::output::render::Script;

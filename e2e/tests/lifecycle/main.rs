@@ -25,6 +25,7 @@ mod prune;
 mod rename;
 mod reset;
 mod run;
+mod safety;
 mod schemas;
 mod smoke;
 mod status;

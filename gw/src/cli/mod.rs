@@ -59,6 +59,15 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
         Err(code) => return code,
     };
     let machine = p.mode == Mode::Json;
+    if env.grove_home.to_str().is_none() {
+        // Every path grove records is text (state.json is JSON): it cannot live there.
+        let e = Error::usage(format!(
+            "the grove directory `{}` is not valid UTF-8",
+            env.grove_home.display()
+        ))
+        .with_fix("Point GW_HOME (or HOME) at a directory whose path is valid UTF-8");
+        return output::emit_error(&mut p, &e);
+    }
     let matches = match Cli::command().try_get_matches_from(&args) {
         Ok(m) => m,
         Err(e) => return clap_error(&mut p, e),
@@ -72,6 +81,7 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
         env: Vec::new(),
     });
     crate::time::set_tz(env.tz.clone());
+    crate::state::journal::crash_after_writes(env.crash_after_journal_writes);
     // Ctrl-C and SIGTERM: see `proc::signals`. Without the watcher they would end the
     // process as the OS does, which is still safe, only unreported.
     let _ = output::exit_on_signal(p.mode, env.no_color);

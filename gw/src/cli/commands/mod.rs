@@ -43,7 +43,7 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
         Command::Completions(a) => setup::completions(a),
         Command::Schema(a) => setup::schema(a),
         Command::Run(a) => run::run(ctx, a),
-        Command::UnlinkTrash(a) => setup::unlink_trash(a),
+        Command::UnlinkTrash(a) => setup::unlink_trash(ctx, a),
         Command::Sync(a) => daily::sync(ctx, a),
         Command::Reset(a) => daily::reset(ctx, a),
         Command::AddRepo(a) => daily::add_repo(ctx, a, ui),
