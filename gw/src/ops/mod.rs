@@ -4,6 +4,7 @@
 
 pub mod add_repo;
 pub mod blueprint;
+pub mod bug_report;
 pub mod clone;
 pub mod context;
 pub mod create;
