@@ -12,6 +12,7 @@ mod doctor;
 mod durability;
 mod errors;
 mod every_command;
+mod from_go;
 mod go_shell;
 mod gofixtures;
 mod hooks;

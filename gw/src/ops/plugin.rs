@@ -320,9 +320,15 @@ pub fn install(ctx: &Ctx<'_>, opts: InstallOptions) -> Result<PluginReport> {
     let local = ctx.env.resolve_path(Path::new(path_source));
     let registered = find_registered(&opts.source);
     let mut record = Meta::default();
-    let (file, wanted) = if fsx::exists(&local) || opts.source.starts_with("file://") {
+    let path_like = opts.source.starts_with(['/', '.', '~']) || opts.source.starts_with("file://");
+    let (file, wanted) = if fsx::exists(&local) || path_like {
         if !local.is_file() {
-            return Err(Error::usage(format!("`{}` is not a file", local.display())));
+            let what = if fsx::exists(&local) {
+                "is not a file"
+            } else {
+                "does not exist"
+            };
+            return Err(Error::usage(format!("`{}` {what}", local.display())));
         }
         record.source = Some(local.to_string_lossy().into_owned());
         (local, opts.name.clone())
