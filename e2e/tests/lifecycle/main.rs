@@ -13,6 +13,7 @@ mod durability;
 mod errors;
 mod every_command;
 mod from_go;
+mod go_commands;
 mod go_shell;
 mod gofixtures;
 mod hooks;

@@ -31,7 +31,7 @@ pub struct Cli {
     #[arg(short = 'n', long, global = true)]
     pub no_hooks: bool,
 
-    /// Show progress on stderr even when it is not a terminal
+    /// Show progress on stderr even when it is not a terminal, and log debug detail to grove.log
     #[arg(short = 'v', long, global = true)]
     pub verbose: bool,
 
