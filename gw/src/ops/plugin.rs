@@ -763,7 +763,7 @@ impl PluginSearchReport {
             .take(1)
             .map(|p| {
                 NextAction::write(
-                    &format!("Install {}", p.name),
+                    format!("Install {}", p.name),
                     &["gw", "plugin", "install", p.name, "--format", "json"],
                 )
             })
