@@ -86,30 +86,18 @@ fn try_record(home: &GroveHome, event: Event, ws: &Workspace) -> Result<(), Stri
 #[allow(clippy::disallowed_methods)]
 mod tests {
     use super::*;
-    use crate::state::RepoEntry;
 
+    /// A workspace as `state.json` records it.
     fn ws(name: &str, repos: &[&str]) -> Workspace {
-        Workspace {
-            name: name.into(),
-            path: format!("/w/{name}").into(),
-            branch: format!("feat/{name}"),
-            created_at: String::new(),
-            repos: repos
-                .iter()
-                .map(|r| RepoEntry {
-                    repo_name: r.to_string(),
-                    source_repo: format!("/src/{r}").into(),
-                    worktree_path: format!("/w/{name}/{r}").into(),
-                    branch: format!("feat/{name}"),
-                    preserve_branch: false,
-                    setup: None,
-                    extra: Default::default(),
-                })
-                .collect(),
-            source: None,
-            blueprint: None,
-            extra: Default::default(),
-        }
+        let repos: Vec<serde_json::Value> = repos
+            .iter()
+            .map(|r| serde_json::json!({"repo_name": r, "source_repo": format!("/src/{r}"), "worktree_path": format!("/w/{name}/{r}"), "branch": format!("feat/{name}")}))
+            .collect();
+        let text = serde_json::json!([{"name": name, "path": format!("/w/{name}"), "branch": format!("feat/{name}"), "created_at": "", "repos": repos}]);
+        crate::state::State::parse(&text.to_string())
+            .unwrap()
+            .workspaces
+            .remove(0)
     }
 
     #[test]

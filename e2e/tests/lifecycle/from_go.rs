@@ -70,46 +70,29 @@ fn go_home() -> (TestEnv, Value, PathBuf) {
     let hook_log = env.root.join("hooks.log");
     let ws_dir = env.workspace_dir();
     let legacy = ws_dir.join("legacy");
-    env.git(
-        &api,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            "--no-track",
-            "-b",
-            "feat/legacy",
-            s(&legacy.join("api")),
-            "origin/main",
-        ],
-    );
-    env.git(
-        &web,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            "--no-track",
-            "-b",
-            "feat/legacy",
-            s(&legacy.join("web")),
-            "origin/main",
-        ],
-    );
     let plain = ws_dir.join("plain");
-    env.git(
-        &web,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            "--no-track",
-            "-b",
-            "plain",
-            s(&plain.join("web")),
-            "origin/main",
-        ],
-    );
+    // Worktrees made the way the Go grove makes them.
+    for (repo, ws, branch) in [
+        (&api, &legacy, "feat/legacy"),
+        (&web, &legacy, "feat/legacy"),
+        (&web, &plain, "plain"),
+    ] {
+        let name = repo.file_name().unwrap().to_str().unwrap();
+        let path = ws.join(name);
+        env.git(
+            repo,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "--no-track",
+                "-b",
+                branch,
+                s(&path),
+                "origin/main",
+            ],
+        );
+    }
     std::fs::create_dir_all(&env.grove_home).unwrap();
     std::fs::write(
         env.config_path(),
