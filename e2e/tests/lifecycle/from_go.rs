@@ -550,11 +550,17 @@ fn bug_report_on_a_terminal_offers_the_pre_filled_issue() {
         &bin.join("xdg-open"),
         &format!("#!/bin/sh\nprintf '%s' \"$1\" > {}\n", s(&opened)),
     );
-    let path = format!("{}:{}", s(&bin), std::env::var("PATH").unwrap_or_default());
-    let at_terminal = |answer: &str| -> Run {
+    let broken = env.root.join("broken-bin");
+    write_executable(
+        &broken.join("xdg-open"),
+        "#!/bin/sh\necho 'no display' >&2\nexit 3\n",
+    );
+    let path_with =
+        |dir: &Path| format!("{}:{}", s(dir), std::env::var("PATH").unwrap_or_default());
+    let at_terminal = |answer: &str, path: &str| -> Run {
         let line = format!("{} bug-report", s(e2e::gw_bin()));
         let mut cmd = env.command(Path::new("script"), &["-qec", &line, "/dev/null"]);
-        cmd.env("PATH", &path)
+        cmd.env("PATH", path)
             .env("TERM", "xterm")
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -576,7 +582,7 @@ fn bug_report_on_a_terminal_offers_the_pre_filled_issue() {
         }
     };
 
-    let yes = at_terminal("y");
+    let yes = at_terminal("y", &path_with(&bin));
     assert_eq!(yes.status, 0, "{yes}");
     assert!(
         yes.stdout.contains("Open a new issue in your browser"),
@@ -597,12 +603,23 @@ fn bug_report_on_a_terminal_offers_the_pre_filled_issue() {
     );
 
     std::fs::remove_file(&opened).unwrap();
-    let no = at_terminal("n");
+    let no = at_terminal("n", &path_with(&bin));
     assert_eq!(no.status, 0, "{no}");
     assert!(!opened.exists(), "declined: no browser");
     assert!(
         no.stdout.contains("## Doctor"),
         "declined: the report is printed\n{no}"
+    );
+
+    // A browser that cannot be opened: the report is printed, with the reason.
+    let failed = at_terminal("y", &path_with(&broken));
+    assert_eq!(failed.status, 0, "{failed}");
+    assert!(failed.stdout.contains("## Doctor"), "{failed}");
+    assert!(
+        failed
+            .stdout
+            .contains("cannot open a browser with `xdg-open`"),
+        "{failed}"
     );
 }
 

@@ -52,6 +52,9 @@ pub struct BugReport {
     pub truncated: bool,
     /// The URL was opened in a browser.
     pub opened: bool,
+    /// Why the browser could not be opened (the report is printed instead).
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -188,6 +191,7 @@ pub fn bug_report(ctx: &Ctx<'_>, opts: BugReportOptions) -> BugReport {
         issue_url: String::new(),
         truncated: false,
         opened: false,
+        warnings: Vec::new(),
     };
     report.markdown = markdown(&report);
     let (url, truncated) = issue_url(&report.markdown);

@@ -32,8 +32,11 @@ pub fn bug_report(ctx: &Ctx<'_>, a: BugReportArgs, ui: Ui) -> CmdResult {
         && std::io::stdout().is_terminal()
         && pick::confirm("Open a new issue in your browser, pre-filled with this report?")?
     {
-        ops::bug_report::open(ctx, &report.issue_url)?;
-        report.opened = true;
+        // A browser that cannot be opened is no reason to lose the report: it is printed.
+        match ops::bug_report::open(ctx, &report.issue_url) {
+            Ok(()) => report.opened = true,
+            Err(e) => report.warnings.push(e.message.clone()),
+        }
     }
     Ok(Out::new(report))
 }

@@ -34,6 +34,9 @@ impl Render for BugReport {
             ),
         )
     }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
     fn next_actions(&self) -> Vec<NextAction> {
         BugReport::next_actions(self)
     }
