@@ -102,7 +102,7 @@ pub enum Command {
     Prune(PruneArgs),
     /// Find problems with workspaces, worktrees and grove's files; --fix repairs the safe ones
     Doctor(DoctorArgs),
-    /// Manage plugins (list, install, remove)
+    /// Manage plugins (list, install, remove, upgrade, search)
     Plugin(PluginArgs),
     /// Gather what a bug report needs (environment, doctor, recent log), secrets redacted
     BugReport(BugReportArgs),
