@@ -202,8 +202,8 @@ pub fn bug_report(ctx: &Ctx<'_>, opts: BugReportOptions) -> BugReport {
 
 fn environment(ctx: &Ctx<'_>, r: &Redactor) -> Environment {
     let mut problems = Vec::new();
-    let git_version = crate::git::version(&ctx.env.cwd)
-        .unwrap_or_else(|e| format!("unavailable ({e})"));
+    let git_version =
+        crate::git::version(&ctx.env.cwd).unwrap_or_else(|e| format!("unavailable ({e})"));
     let config_path = ctx.home.config();
     let config_text = match fsx::read_optional(&config_path) {
         Ok(t) => t,
