@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 pub struct Env {
     /// The user's home directory (`HOME`).
     pub home: PathBuf,
-    /// The grove directory: `GW_HOME`, else `$HOME/.grove`. `GW_HOME` is not read: the Go
+    /// The grove directory: `GW_HOME`, else `$HOME/.grove`. `GROVE_HOME` is not read: the Go
     /// grove never read it, and other tools named grove keep their own data there.
     pub grove_home: PathBuf,
     /// The current working directory, as given by the OS (not canonicalised).

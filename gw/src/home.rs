@@ -34,6 +34,16 @@ impl GroveHome {
         self.root.join("cache").join("remotes.json")
     }
 
+    /// The log (`grove.log`, rotated to `grove.log.1` … `.3`).
+    pub fn log(&self) -> PathBuf {
+        self.root.join("grove.log")
+    }
+
+    /// Usage events (`workspace_created`, `workspace_deleted`) that plugins read.
+    pub fn stats(&self) -> PathBuf {
+        self.root.join("stats.json")
+    }
+
     pub fn plugins(&self) -> PathBuf {
         self.root.join("plugins")
     }

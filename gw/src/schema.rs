@@ -61,6 +61,9 @@ schemas! {
     "doctor", "gw doctor" => crate::ops::doctor::DoctorReport;
     "plugin-list", "gw plugin list" => crate::ops::plugin::PluginListReport;
     "plugin", "gw plugin install|remove" => crate::ops::plugin::PluginReport;
+    "plugin-upgrade", "gw plugin upgrade" => crate::ops::plugin::PluginUpgradeReport;
+    "plugin-search", "gw plugin search" => crate::ops::plugin::PluginSearchReport;
+    "bug-report", "gw bug-report" => crate::ops::bug_report::BugReport;
     "run", "gw run" => crate::ops::run::RunReport;
     "help", "--help or --version" => crate::output::render::Help;
 }

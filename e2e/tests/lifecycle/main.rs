@@ -12,6 +12,8 @@ mod doctor;
 mod durability;
 mod errors;
 mod every_command;
+mod from_go;
+mod go_commands;
 mod go_shell;
 mod gofixtures;
 mod hooks;

@@ -92,8 +92,13 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
         machine,
         interactive: output::pick::interactive(machine),
     };
+    crate::log::init(ctx.home.log(), cli.verbose);
+    let mutates = cli.command.mutates();
+    let started = std::time::Instant::now();
 
-    match commands::dispatch(&ctx, cli.command, ui) {
+    let result = commands::dispatch(&ctx, cli.command, ui);
+    log_command(&args, &result, started.elapsed(), mutates);
+    match result {
         Ok(out) => {
             let code = output::emit(&mut p, out.report.as_ref(), out.data);
             // The process ends right after this: freeing a large report (a thousand
@@ -121,6 +126,30 @@ fn cancelled_instead(e: Error) -> Error {
         }
         _ => e,
     }
+}
+
+/// Records the finished command in `grove.log` (mutating commands always, others with `-v`).
+fn log_command(args: &[OsString], result: &CmdResult, took: std::time::Duration, mutates: bool) {
+    let argv = std::iter::once("gw".to_string())
+        .chain(
+            args.iter()
+                .skip(1)
+                .map(|a| crate::proc::shell_quote(&a.to_string_lossy())),
+        )
+        .collect::<Vec<_>>()
+        .join(" ");
+    let error = match result {
+        Ok(out) => out.report.failure(),
+        Err(e) => Some(e),
+    };
+    let outcome = match error {
+        None => crate::log::Outcome::Ok,
+        Some(e) => crate::log::Outcome::Failed {
+            code: e.code.as_str(),
+            message: &e.message,
+        },
+    };
+    crate::log::command(&argv, outcome, took, mutates);
 }
 
 /// What `gw` and `gw-migrate` do before parsing their arguments: choose text or machine

@@ -104,6 +104,12 @@ impl Error {
     }
 }
 
+/// `git --version` (`git version 2.47.3`), for reports.
+pub fn version(cwd: &Path) -> Result<String, Error> {
+    let out = proc::Cmd::git(cwd).arg("--version").check()?;
+    Ok(out.stdout.trim().to_string())
+}
+
 /// Whether `full` (`refs/heads/…`) is a reference name git accepts.
 pub fn valid_ref_name(full: &str) -> bool {
     gix::validate::reference::name(full.into()).is_ok()

@@ -850,6 +850,7 @@ pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<Crea
     let mut warnings = plan.warnings.clone();
     let setup = run_setup(ctx, &plan.repos, &ws);
     warnings.extend(record_setup(ctx, &ws.name, &setup));
+    crate::stats::record(&ctx.home, crate::stats::Event::WorkspaceCreated, &ws);
 
     let repos: Vec<RepoResult> = plan
         .repos

@@ -145,6 +145,9 @@ pub fn delete(ctx: &Ctx<'_>, opts: DeleteOptions) -> Result<DeleteReport> {
         let hook = config.hooks.get(HookKind::PreDelete);
         match delete_one(ctx, &ws, hook, opts.force, &mut report.warnings) {
             Ok(d) => {
+                if d.state_removed {
+                    crate::stats::record(&ctx.home, crate::stats::Event::WorkspaceDeleted, &ws);
+                }
                 if d.outcome == WorkspaceOutcome::Failed {
                     let failed: Vec<&RepoResult> = d
                         .repos

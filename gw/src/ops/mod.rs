@@ -6,6 +6,7 @@ pub mod add_repo;
 pub mod apply;
 pub mod blueprint;
 pub mod branch_fate;
+pub mod bug_report;
 pub mod clone;
 pub mod context;
 pub mod create;

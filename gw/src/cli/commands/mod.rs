@@ -1,5 +1,6 @@
 //! One function per command: arguments → options → one operation → a report.
 
+pub mod bug_report;
 pub mod cleanup;
 pub mod daily;
 pub mod plan;
@@ -52,6 +53,7 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
         Command::Prune(a) => cleanup::prune(ctx, a),
         Command::Doctor(a) => cleanup::doctor(ctx, a),
         Command::Plugin(a) => plugin::plugin(ctx, a),
+        Command::BugReport(a) => bug_report::bug_report(ctx, a, ui),
         Command::External(args) => plugin::external(ctx, args, ui),
     }
 }
