@@ -72,23 +72,30 @@ fn kinds(doctor: &serde_json::Value) -> Vec<String> {
 }
 
 /// Item 1: A rename moves the directory and then repairs git's registrations; a delete of
-/// another workspace over the same repository, in that gap, must not drop the moved
-/// worktree's registration (and a later create must not take over its git directory).
+/// another workspace over the same repository must not drop the moved worktree's
+/// registration in that gap (and a later create must not take over its git directory).
+/// The delete is stopped while it holds the repository, so the rename has to wait for it:
+/// before its move, or (as it used to) between its move and its repair.
 #[test]
 fn rename_racing_a_delete_on_a_shared_repository_keeps_both_intact() {
     let mut env = TestEnv::with_repos(&["api"]);
     env.create("a", "a", "api");
     env.create("b", "b", "api");
-    let gate = env.fake_git(&[("worktree repair", WAIT_FOR_RELEASE)]);
-    let rename = spawn(&env, &["rename", "a", "--to", "a2", "--format", "json"]);
+    let gate = env.fake_git(&[
+        ("worktree prune", WAIT_FOR_RELEASE),
+        ("worktree remove", WAIT_FOR_RELEASE),
+    ]);
+    let delete = spawn(&env, &["delete", "b", "--format", "json"]);
     gate.wait_started(1);
-    let mut delete = spawn(&env, &["delete", "b", "--format", "json"]);
-    // Give the delete every chance to reach the repository while the rename is between
-    // its move and its repair (it must wait for the rename instead).
-    exits_within(&mut delete, Duration::from_secs(3));
+    let rename = spawn(&env, &["rename", "a", "--to", "a2", "--format", "json"]);
+    // Let the rename get as far as it can while the delete holds the repository.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !env.ws("a2").exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     gate.release();
-    wait(rename, "gw rename").success();
     wait(delete, "gw delete").success();
+    wait(rename, "gw rename").success();
     env.assert_git_agrees_with_state();
     let a2 = env.ws("a2").join("api");
     assert_eq!(env.git(&a2, &["branch", "--show-current"]), "a");

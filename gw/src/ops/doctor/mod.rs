@@ -82,6 +82,14 @@ pub enum IssueKind {
     McpLeftover,
 }
 
+impl std::fmt::Display for IssueKind {
+    /// The stable identifier, as in the JSON output.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = serde_json::to_value(self).map_err(|_| std::fmt::Error)?;
+        f.write_str(v.as_str().unwrap_or_default())
+    }
+}
+
 /// One problem found.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
