@@ -621,3 +621,34 @@ fn an_edited_plan_with_a_recomputed_digest_is_refused() {
 fn shell(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
+
+/// Item 6: a sync killed while its rebase is stopped on a conflict leaves a journal, from
+/// which `gw doctor --fix` aborts the rebase: the worktree is back on its branch as it was.
+#[test]
+fn a_killed_sync_leaves_no_rebase_in_progress() {
+    let mut env = TestEnv::with_repos(&["api"]);
+    env.create("ws", "ws", "api");
+    let api = env.ws("ws").join("api");
+    env.commit(&api, "README.md", "ours\n", "ours");
+    let before = env.worktree_state(&api);
+    env.push_upstream("api", "main", "README.md", "theirs\n");
+    // git stops on the conflict; gw is killed before it can abort the rebase.
+    let gate = env.fake_git(&[(
+        "rebase --quiet",
+        &format!("\"$REAL\" \"$@\"; rc=$?\n{WAIT_FOR_RELEASE}\nexit $rc"),
+    )]);
+    let child = spawn(&env, &["sync", "ws", "--format", "json"]);
+    gate.wait_started(1);
+    kill("-KILL", child.id(), false);
+    let _ = wait(child, "gw sync");
+    gate.release();
+    let run = env.gw_retrying(&["sync", "ws", "--format", "json"]);
+    assert_eq!(run.error_code(), "RECOVERY_PENDING", "{run}");
+    let fixed = env
+        .gw_retrying(&["doctor", "--fix", "--format", "json"])
+        .success()
+        .result();
+    assert_eq!(fixed["healthy"], true, "{fixed:#}");
+    assert_eq!(env.worktree_state(&api), before);
+    env.assert_git_agrees_with_state();
+}

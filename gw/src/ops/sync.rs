@@ -22,6 +22,7 @@ use crate::ops::tx;
 use crate::ops::{Ctx, Outcome, RepoResult, resolve};
 use crate::parallel;
 use crate::proc::shell_quote;
+use crate::state::journal::{Action, Journal, Kind};
 use crate::state::{RepoEntry, Workspace};
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -297,7 +298,7 @@ pub fn sync_repos(
         Some(locks)
     };
     let rebased = parallel::map_owned(stages, |stage| match stage {
-        Stage::Behind(b) => rebase(ctx, b),
+        Stage::Behind(b) => rebase(ctx, &ws.name, b),
         Stage::Done(out) => (out, None),
     });
     drop(locks);
@@ -593,9 +594,28 @@ fn pre_sync(ctx: &Ctx<'_>, b: Behind, vars: &Vars) -> Stage {
     }
 }
 
+/// Starts the journal of one rebase; its children keep its lock while the guard lives.
+fn journal_rebase(
+    ctx: &Ctx<'_>,
+    workspace: &str,
+    repo: &str,
+    worktree: &std::path::Path,
+    onto: &str,
+) -> Result<(Journal, crate::proc::InheritGuard)> {
+    let mut journal = Journal::begin(&ctx.home, Kind::Sync, workspace, &[])?;
+    let inherit = crate::proc::inherit_lock(journal.lock())
+        .map_err(|e| Error::internal(format!("cannot share the journal's lock: {e}")))?;
+    journal.intend(vec![Action::Rebase {
+        repo: repo.to_string(),
+        path: worktree.to_path_buf(),
+        onto: onto.to_string(),
+    }])?;
+    Ok((journal, inherit))
+}
+
 /// Rebases a behind repository onto its base (under the workspace lock). Returns its
 /// outcome and, when it was rebased, its configuration (for `post_sync`).
-fn rebase(ctx: &Ctx<'_>, b: Behind) -> (RepoSync, Option<RepoConfig>) {
+fn rebase(ctx: &Ctx<'_>, workspace: &str, b: Behind) -> (RepoSync, Option<RepoConfig>) {
     let Behind {
         mut out,
         source,
@@ -621,6 +641,12 @@ fn rebase(ctx: &Ctx<'_>, b: Behind) -> (RepoSync, Option<RepoConfig>) {
         Ok(l) => l,
         Err(e) => return (out.done(Outcome::Failed, e.message.clone()), None),
     };
+    // Recorded, so that a sync killed half way leaves a journal from which `gw doctor --fix`
+    // aborts the rebase it left in progress (while it runs, git keeps the journal's lock).
+    let journal = match journal_rebase(ctx, workspace, &name, &worktree, &base) {
+        Ok(j) => j,
+        Err(e) => return (out.done(Outcome::Failed, e.message.clone()), None),
+    };
     let rebased = git::rebase(&worktree, &base);
     let rebased = match rebased {
         // A rebase that stopped is aborted at once, still under the lock.
@@ -630,6 +656,11 @@ fn rebase(ctx: &Ctx<'_>, b: Behind) -> (RepoSync, Option<RepoConfig>) {
         }
         other => other.map(|r| (r, None)),
     };
+    let left = matches!(rebased, Ok((_, Some(Err(_)))) | Err(_));
+    if !left {
+        let (journal, _inherit) = journal;
+        let _ = journal.finish();
+    }
     drop(lock);
     match rebased {
         Ok((Rebase::Done, _)) => {

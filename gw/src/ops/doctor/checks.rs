@@ -16,6 +16,7 @@ pub const CHECKS: &[(&str, Check)] = &[
     ("workspaces", check_workspaces),
     ("registrations", check_registrations),
     ("locks", check_locks),
+    ("temp_files", check_temp_files),
     ("stray", check_stray),
     ("trash", check_trash),
     ("mcp_leftovers", check_mcp),
@@ -434,6 +435,45 @@ fn check_locks(c: &Checkup<'_>) -> Vec<Issue> {
             if fsx::open_by_any_process(&lock) != Some(true) {
                 out.push(stale_lock(&lock));
             }
+        }
+    }
+    out
+}
+
+/// Temporary files of grove's atomic writes (`.state.json.XXXX.tmp`, a journal's) left by a
+/// process killed while writing: removable once no process has them open.
+fn check_temp_files(c: &Checkup<'_>) -> Vec<Issue> {
+    let mut out = Vec::new();
+    for dir in [c.home.root().to_path_buf(), c.home.operations()] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut found: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name().is_some_and(|n| {
+                    let n = n.to_string_lossy();
+                    n.starts_with('.') && n.ends_with(".tmp")
+                }) && p.is_file()
+            })
+            .collect();
+        found.sort();
+        for tmp in found {
+            let i = Issue::new(
+                K::StaleTempFile,
+                format!(
+                    "`{}` is a temporary file a grove process left when it was killed while writing",
+                    tmp.display()
+                ),
+                format!("remove it: `rm {}`", q(&tmp)),
+            )
+            .path(&tmp);
+            out.push(match fsx::open_by_any_process(&tmp) {
+                Some(false) => i.fix(Fix::RemoveStaleLock { path: tmp }),
+                Some(true) => continue,
+                None => i,
+            });
         }
     }
     out

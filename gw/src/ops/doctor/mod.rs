@@ -73,6 +73,8 @@ pub enum IssueKind {
     OperationInProgress,
     /// A git lock file that no process holds.
     StaleLock,
+    /// A temporary file of one of grove's own writes, left by a killed process.
+    StaleTempFile,
     StaleRegistration,
     UntrackedWorktree,
     /// An entry of the workspace directory that no workspace records.
@@ -192,7 +194,7 @@ pub enum Fix {
     RemoveWorktree { source: PathBuf, path: PathBuf },
     /// Removes a directory that holds nothing but empty directories.
     RemoveEmptyDir { path: PathBuf },
-    /// Removes a git lock file no process has open.
+    /// Removes a lock or temporary file no process has open.
     RemoveStaleLock { path: PathBuf },
     /// Removes a leftover entry of `.trash/` that belongs to no workspace.
     RemoveTrash { path: PathBuf },
