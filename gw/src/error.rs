@@ -215,6 +215,16 @@ impl From<crate::fsx::Error> for Error {
     }
 }
 
+impl From<crate::lock::Error> for Error {
+    fn from(e: crate::lock::Error) -> Error {
+        match e {
+            crate::lock::Error::Io(io) => io.into(),
+            e @ crate::lock::Error::Timeout { .. } => Error::new(Code::Transient, e.to_string())
+                .with_fix("Another grove process holds the lock; retry when it has finished"),
+        }
+    }
+}
+
 impl From<crate::proc::Error> for Error {
     fn from(e: crate::proc::Error) -> Error {
         match &e {

@@ -9,8 +9,8 @@ pub mod url;
 mod write;
 
 pub use read::{
-    Base, BranchInfo, Changes, Head, Repo, WorktreeInfo, WorktreeStatus, is_tracked,
-    worktree_status,
+    Base, BranchInfo, Changes, Head, Repo, Tracking, Unknown, WorktreeInfo, WorktreeStatus,
+    tracking, worktree_status,
 };
 pub use write::*;
 

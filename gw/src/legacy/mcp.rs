@@ -15,9 +15,8 @@ use std::ops::Range;
 
 use serde_json::Value;
 
+use super::cleanup::Reason;
 use super::jsonc::{self, Node};
-
-pub use super::cleanup::{Finding, Fixed, doctor_findings, fix};
 
 /// The file the Go grove wrote (into the workspace root, and up to 1.1.5 into every
 /// repository worktree).
@@ -75,14 +74,14 @@ pub enum Problem {
 }
 
 impl Problem {
-    /// A stable name for the JSON report.
-    pub fn code(&self) -> &'static str {
+    /// The reason the report gives.
+    pub fn reason(&self) -> Reason {
         match self {
-            Problem::NotUtf8 | Problem::InvalidJson(_) => "invalid_json",
-            Problem::RootNotObject => "root_not_object",
-            Problem::ServersNotObject => "servers_not_object",
-            Problem::DuplicateKey(_) => "duplicate_keys",
-            Problem::Unverifiable => "unverifiable_edit",
+            Problem::NotUtf8 | Problem::InvalidJson(_) => Reason::InvalidJson,
+            Problem::RootNotObject => Reason::RootNotObject,
+            Problem::ServersNotObject => Reason::ServersNotObject,
+            Problem::DuplicateKey(_) => Reason::DuplicateKeys,
+            Problem::Unverifiable => Reason::UnverifiableEdit,
         }
     }
 
@@ -452,7 +451,7 @@ mod tests {
         ];
         for (input, code) in cases {
             match inspect(input) {
-                Verdict::Unusable(p) => assert_eq!(p.code(), *code, "{input:?}: {p:?}"),
+                Verdict::Unusable(p) => assert_eq!(p.reason().as_str(), *code, "{input:?}: {p:?}"),
                 other => panic!("{input:?}: {other:?}"),
             }
         }

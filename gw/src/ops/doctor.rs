@@ -49,7 +49,10 @@ pub struct Issue {
     pub suggested_action: String,
     /// `gw doctor --fix` can repair it.
     pub fixable: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::legacy::cleanup::paths::lossy_opt"
+    )]
     pub path: Option<PathBuf>,
     /// With `--fix`: `fixed`, `left` or `failed`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -746,10 +749,7 @@ fn belongs_to(trash: &Path, workspace: &Path) -> bool {
 /// Leftovers of the Go grove's MCP era (a `grove` entry of another tool is never one):
 /// the library decides what is grove's, for doctor and `gw-migrate` alike.
 fn check_mcp(c: &Checkup<'_>) -> Vec<Issue> {
-    let Some(state) = c.state else {
-        return Vec::new();
-    };
-    crate::legacy::cleanup::doctor_findings(c.home, state)
+    crate::legacy::cleanup::doctor_findings(c.home, c.config, c.state)
         .into_iter()
         .map(|f| {
             let mut i = Issue::new("mcp_leftover", f.issue, f.suggested_action).path(&f.path);
@@ -809,8 +809,7 @@ fn apply(ctx: &Ctx<'_>, issues: &mut [Issue], blocked: Option<&str>) {
             Fix::Recover { .. } => continue,
             Fix::McpCleanup => {
                 let fixed = mcp.get_or_insert_with(|| {
-                    let state = ctx.state().map_err(|e| e.message.clone())?;
-                    crate::legacy::cleanup::fix(&ctx.home, &state).map_err(|e| e.to_string())
+                    crate::legacy::cleanup::fix(&ctx.home, ctx.env).map_err(|e| e.to_string())
                 });
                 match fixed {
                     Err(e) => Err(e.clone()),
