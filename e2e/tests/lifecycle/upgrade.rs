@@ -228,9 +228,10 @@ fn upgrade_from_the_mcp_era() {
     ];
     let before = snapshot(&watched);
 
-    // The current doctor reports exactly the leftovers of tracked workspaces and the
-    // database (the orphaned directory is gw-migrate's), the tracked file as not fixable,
-    // and another tool's `grove` server not at all; it changes nothing.
+    // The current doctor reports exactly what gw-migrate would (the tracked workspaces,
+    // the workspace directory with its orphaned workspace, and the database), the tracked
+    // file as not fixable, and another tool's `grove` server not at all; it changes
+    // nothing.
     let doctor = env.gw(&["doctor", "--format", "json"]).success().result();
     let mut found: Vec<(String, bool)> = doctor["issues"]
         .as_array()
@@ -251,6 +252,7 @@ fn upgrade_from_the_mcp_era() {
         (one.join("web/.mcp.json"), false),
         (two.join(".mcp.json"), true),
         (two.join("api/.mcp.json"), true),
+        (orphan.clone(), true),
         (db.clone(), true),
         (wal.clone(), true),
         (shm.clone(), true),

@@ -225,7 +225,9 @@ fn proc_holders(wanted: &[PathBuf]) -> Vec<(u32, String)> {
         let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
             continue;
         };
-        if pid == me {
+        // Our own children (a fork about to run git, in `gw doctor`) hold copies of our
+        // descriptors for a moment; they are not holders.
+        if pid == me || parent_of(&p.path()) == Some(me) {
             continue;
         }
         let Ok(fds) = fs::read_dir(p.path().join("fd")) else {
@@ -244,6 +246,14 @@ fn proc_holders(wanted: &[PathBuf]) -> Vec<(u32, String)> {
     }
     out.sort();
     out
+}
+
+/// The parent process id, from `/proc/<pid>/stat` (`pid (comm) state ppid …`).
+fn parent_of(proc_dir: &Path) -> Option<u32> {
+    let stat = fs::read(proc_dir.join("stat")).ok()?;
+    let stat = String::from_utf8_lossy(&stat);
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Whether another process holds a POSIX (SQLite) lock on `path`: a non-blocking

@@ -122,15 +122,36 @@ pub struct Manifest {
     pub restored_at: Option<String>,
 }
 
-/// A backup directory and its manifest (or why that cannot be read).
+/// Where a run and its restores stand, as the manifest's last record says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// The run has not finished its record (it was killed, or is running).
+    Unfinished,
+    /// The run finished; nothing restored it completely since.
+    Finished,
+    /// A restore began and did not end (it was killed).
+    Restoring,
+    /// The last restore put everything back.
+    Restored,
+}
+
+/// A backup directory, and where it stands (or why its manifest cannot be read).
 #[derive(Debug)]
 pub struct Listed {
     pub id: String,
     pub dir: PathBuf,
-    pub manifest: Result<Manifest, String>,
+    pub standing: Result<Standing, String>,
 }
 
-/// The backups under the grove directory, oldest first.
+impl Listed {
+    /// The whole manifest.
+    pub fn manifest(&self, home: &GroveHome) -> Result<Manifest, String> {
+        read(&self.dir, home)
+    }
+}
+
+/// The backups under the grove directory, oldest first. Only the end of each manifest is
+/// read, so listing many large backups stays cheap.
 pub fn list(home: &GroveHome) -> Vec<Listed> {
     let base = home.migrate_backups();
     let Ok(entries) = fs::read_dir(&base) else {
@@ -142,12 +163,70 @@ pub fn list(home: &GroveHome) -> Vec<Listed> {
         .filter_map(|e| {
             let id = e.file_name().to_str()?.to_string();
             let dir = e.path();
-            let manifest = read(&dir, home);
-            Some(Listed { id, dir, manifest })
+            let standing = standing(&dir);
+            Some(Listed { id, dir, standing })
         })
         .collect();
     out.sort_by_key(|l| order_key(&l.id));
     out
+}
+
+/// Where a backup stands, from the last whole line of its manifest.
+fn standing(dir: &Path) -> Result<Standing, String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let path = dir.join(MANIFEST);
+    let mut f = File::open(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let len = f
+        .metadata()
+        .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?
+        .len();
+    // A record is well under this; a longer last line is read whole.
+    let mut window = 16 * 1024u64;
+    loop {
+        let from = len.saturating_sub(window);
+        let mut tail = Vec::new();
+        f.seek(SeekFrom::Start(from))
+            .and_then(|_| f.read_to_end(&mut tail))
+            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+        let whole = tail.iter().rposition(|b| *b == b'\n').map_or(0, |i| i);
+        let start = tail[..whole]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map(|i| i + 1);
+        let line = match start {
+            Some(st) => &tail[st..whole],
+            None if from == 0 => &tail[..whole],
+            None => {
+                window *= 4;
+                continue;
+            }
+        };
+        if line.is_empty() {
+            return Err(format!("`{}` is empty", path.display()));
+        }
+        let record: Record = serde_json::from_slice(line)
+            .map_err(|e| format!("`{}`, last line: {e}", path.display()))?;
+        return Ok(match record {
+            Record::Finished { .. }
+            | Record::RestoreEnded {
+                complete: false, ..
+            } => Standing::Finished,
+            Record::RestoreEnded { complete: true, .. } => Standing::Restored,
+            Record::Restoring { .. } => Standing::Restoring,
+            _ => Standing::Unfinished,
+        });
+    }
+}
+
+/// Removes a backup directory that holds nothing but a manifest without one whole line
+/// (its run was killed while beginning it, before it could change anything).
+pub fn remove_if_blank(dir: &Path) -> bool {
+    let only_manifest = fs::read_dir(dir).is_ok_and(|rd| {
+        let names: Vec<_> = rd.filter_map(Result::ok).map(|e| e.file_name()).collect();
+        names.len() == 1 && names[0] == MANIFEST
+    });
+    let blank = fs::read(dir.join(MANIFEST)).is_ok_and(|b| !b.contains(&b'\n'));
+    only_manifest && blank && fsx::remove_dir_all(dir).is_ok()
 }
 
 /// Ids are `<UTC time>` or `<UTC time>-<n>` for later runs in the same second.
@@ -479,7 +558,7 @@ mod tests {
         }
         let listed = list(&home);
         assert_eq!(listed.len(), bad.len());
-        assert!(listed.iter().all(|l| l.manifest.is_err()));
+        assert!(listed.iter().all(|l| l.manifest(&home).is_err()));
     }
 
     #[test]

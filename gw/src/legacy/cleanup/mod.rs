@@ -37,7 +37,9 @@ pub use apply::{Applied, apply};
 pub use cancel::Cancel;
 pub use database::DATABASE_FILES;
 pub use doctor::{Finding, Fixed, doctor_findings, finding, fix};
-pub use manifest::{Entry, Listed, MANIFEST, Manifest, State as EntryState, list as backups};
+pub use manifest::{
+    Entry, Listed, MANIFEST, Manifest, Standing, State as EntryState, list as backups,
+};
 pub use model::{Action, Backup, Item, Kind, Plan, Reason, Status};
 pub use restore::{RestoreReport, RestoreStatus, Restored, restore};
 pub use scan::{Scope, scan};
@@ -104,8 +106,8 @@ pub fn migrate(
 fn unfinished(home: &GroveHome) -> Vec<String> {
     manifest::list(home)
         .into_iter()
-        .filter_map(|l| match l.manifest {
-            Ok(m) if !m.finished => Some(format!(
+        .filter_map(|l| match l.standing {
+            Ok(manifest::Standing::Unfinished) => Some(format!(
                 "the run of backup {} was interrupted; `gw-migrate --apply` completes its record, and `gw-migrate restore {}` undoes what it changed",
                 l.id, l.id
             )),

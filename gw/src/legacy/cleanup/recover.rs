@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::files;
-use super::manifest::{self, Log, Manifest, Record, State};
+use super::manifest::{self, Log, Manifest, Record, Standing, State};
 use super::model::Action;
 use crate::fsx;
 use crate::home::GroveHome;
@@ -21,7 +21,22 @@ use crate::home::GroveHome;
 pub(super) fn recover(home: &GroveHome) -> Vec<String> {
     let mut notes = Vec::new();
     for l in manifest::list(home) {
-        let m = match l.manifest {
+        match l.standing {
+            Ok(Standing::Unfinished | Standing::Restoring) => {}
+            Ok(Standing::Finished | Standing::Restored) => continue,
+            // A run killed before its first record was whole changed nothing.
+            Err(_) if fsx::remove_empty_dir(&l.dir) || manifest::remove_if_blank(&l.dir) => {
+                continue;
+            }
+            Err(why) => {
+                notes.push(format!(
+                    "backup {} cannot be used: {why}; `gw-migrate restore` leaves it alone",
+                    l.id
+                ));
+                continue;
+            }
+        }
+        let m = match l.manifest(home) {
             Ok(m) => m,
             Err(why) => {
                 // A run killed right after making its directory leaves it empty.

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::cancel::Cancel;
 use super::files::{self, Meta};
-use super::manifest::{self, Entry, Listed, Log, Logged, Record, State};
+use super::manifest::{self, Entry, Listed, Log, Logged, Record, Standing, State};
 use super::model::{Action, Kind};
 use super::paths;
 use super::recover::recover;
@@ -96,10 +96,9 @@ pub fn restore(
     let warnings = recover(home);
     let all = manifest::list(home);
     let listed = choose(home, &all, id)?;
-    let m = listed
-        .manifest
-        .as_ref()
-        .expect("a chosen backup has a manifest");
+    let m = &listed
+        .manifest(home)
+        .map_err(|why| corrupt(&all, listed, &why))?;
     let dir = listed.dir.clone();
     let mut report = RestoreReport {
         id: listed.id.clone(),
@@ -254,55 +253,54 @@ pub fn restore(
     Ok(report)
 }
 
+/// `Known backups: …`, or how to make one.
+fn known(all: &[Listed]) -> String {
+    let ids: Vec<&str> = all.iter().map(|l| l.id.as_str()).collect();
+    if ids.is_empty() {
+        "There are no backups; `gw-migrate --apply` makes one".to_string()
+    } else {
+        format!("Known backups: {}", ids.join(", "))
+    }
+}
+
+fn corrupt(all: &[Listed], l: &Listed, why: &str) -> Error {
+    Error::new(
+        Code::CorruptState,
+        format!(
+            "the manifest of migrate backup `{}` cannot be used: {why}",
+            l.id
+        ),
+    )
+    .with_fix(format!(
+        "Look at `{}`; nothing was restored. {}",
+        l.dir.display(),
+        known(all)
+    ))
+}
+
 /// The backup to restore: `id`, or the newest one not completely restored.
 fn choose<'a>(home: &GroveHome, all: &'a [Listed], id: Option<&str>) -> Result<&'a Listed, Error> {
     let base = home.migrate_backups();
-    let known = || {
-        let ids: Vec<&str> = all.iter().map(|l| l.id.as_str()).collect();
-        if ids.is_empty() {
-            "There are no backups; `gw-migrate --apply` makes one".to_string()
-        } else {
-            format!("Known backups: {}", ids.join(", "))
-        }
-    };
-    let corrupt = |l: &Listed, why: &str| {
-        Error::new(
-            Code::CorruptState,
-            format!(
-                "the manifest of migrate backup `{}` cannot be used: {why}",
-                l.id
-            ),
-        )
-        .with_fix(format!(
-            "Look at `{}`; nothing was restored. {}",
-            l.dir.display(),
-            known()
-        ))
-    };
     let chosen = match id {
         Some(id) => all.iter().find(|l| l.id == id).ok_or_else(|| {
             Error::usage(format!("no migrate backup `{id}` in `{}`", base.display()))
-                .with_fix(known())
+                .with_fix(known(all))
         })?,
         None => all
             .iter()
             .rev()
-            .find(|l| {
-                l.manifest
-                    .as_ref()
-                    .map_or(true, |m| m.restored_at.is_none())
-            })
+            .find(|l| l.standing != Ok(Standing::Restored))
             .ok_or_else(|| {
                 Error::usage(format!(
                     "no migrate backup left to restore in `{}`",
                     base.display()
                 ))
-                .with_fix(known())
+                .with_fix(known(all))
             })?,
     };
-    match &chosen.manifest {
+    match &chosen.standing {
         Ok(_) => Ok(chosen),
-        Err(why) => Err(corrupt(chosen, why)),
+        Err(why) => Err(corrupt(all, chosen, why)),
     }
 }
 
@@ -353,6 +351,15 @@ fn check(dir: &Path, l: &Logged) -> Verdict {
         (_, Some(_)) => return conflict("the file changed after the migration".into()),
     }
     let saved = dir.join(&e.backup);
+    if e.unit.is_none() {
+        // A file alone: its copy's digest is checked as it is copied back.
+        return if saved.is_file() {
+            Verdict::Put
+        } else {
+            conflict(format!("the backup copy `{}` is missing", saved.display()))
+        };
+    }
+    // A unit goes back whole: every copy is checked before any is copied.
     match files::digest(&saved) {
         Ok(Some(d)) if d == e.sha256_before => Verdict::Put,
         Ok(Some(_)) => conflict(format!(
