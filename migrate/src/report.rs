@@ -4,12 +4,21 @@
 use std::io;
 use std::path::PathBuf;
 
+use serde::Serialize;
 use serde_json::json;
 
 use grove::action::NextAction;
 use grove::error::{Code, Error};
 use grove::legacy::cleanup::{Action, Backup, Kind, Plan, Reason, RestoreReport, Status};
 use grove::output::{Json, Printer, Render, Role};
+
+/// What a run was asked to do (`result.mode`).
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Mode {
+    Apply,
+    DryRun,
+}
 
 /// A scan, and with `--apply` what was done.
 pub struct MigrateReport {
@@ -55,7 +64,7 @@ impl Render for MigrateReport {
     fn result(&self) -> Json<'_> {
         let p = &self.plan;
         Json::of(json!({
-            "mode": if self.applied { "apply" } else { "dry_run" },
+            "mode": if self.applied { Mode::Apply } else { Mode::DryRun },
             "grove_dir": self.grove_dir.to_string_lossy(),
             "roots": p.roots.iter().map(|r| r.to_string_lossy()).collect::<Vec<_>>(),
             "workspaces": p.workspaces,

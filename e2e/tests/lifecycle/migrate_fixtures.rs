@@ -61,15 +61,10 @@ fn doctor_verdict(issue: &str) -> String {
         .to_string()
 }
 
-/// `gw doctor` and `gw-migrate` report the same files with the same verdicts.
-fn assert_agree(env: &TestEnv, what: &str) {
-    let doctor = env.gw(&["doctor", "--format", "json"]);
-    assert_ne!(
-        doctor.json()["error"]["code"],
-        "INTERNAL",
-        "{what}: {doctor}"
-    );
-    let mut from_doctor: Vec<(String, String, bool)> = doctor.result()["issues"]
+/// `(path, verdict, fixable)` of each MCP leftover in a `gw doctor --format json` result,
+/// sorted.
+pub(crate) fn doctor_leftovers(result: &Value) -> Vec<(String, String, bool)> {
+    let mut found: Vec<(String, String, bool)> = result["issues"]
         .as_array()
         .unwrap()
         .iter()
@@ -82,7 +77,19 @@ fn assert_agree(env: &TestEnv, what: &str) {
             )
         })
         .collect();
-    from_doctor.sort();
+    found.sort();
+    found
+}
+
+/// `gw doctor` and `gw-migrate` report the same files with the same verdicts.
+fn assert_agree(env: &TestEnv, what: &str) {
+    let doctor = env.gw(&["doctor", "--format", "json"]);
+    assert_ne!(
+        doctor.json()["error"]["code"],
+        "INTERNAL",
+        "{what}: {doctor}"
+    );
+    let from_doctor = doctor_leftovers(&doctor.result());
     let migrate = env.migrate(&["--format", "json"]);
     let mut from_migrate: Vec<(String, String, bool)> = migrate.result()["files"]
         .as_array()

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use e2e::TestEnv;
+use e2e::{Rng, TestEnv};
 use serde_json::Value;
 
 const WORKSPACES: usize = 100;
@@ -99,40 +99,6 @@ fn leftovers(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
-}
-
-struct Rng(u64);
-
-fn seed() -> u64 {
-    let seed = std::env::var("GW_CRASH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-                | 1
-        });
-    eprintln!("gw-migrate kill test: GW_CRASH_SEED={seed}");
-    seed
-}
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, max: Duration) -> Duration {
-        Duration::from_nanos(self.next() % (max.as_nanos().max(1) as u64))
-    }
 }
 
 fn spawn(env: &TestEnv, args: &[&str]) -> Child {
@@ -243,7 +209,7 @@ const INSTALLS: u64 = 3;
 #[test]
 fn killed_and_interrupted_applies_are_restored_byte_for_byte() {
     let total = kills();
-    let seed = seed();
+    let seed = Rng::new("gw-migrate kill test").next_u64();
     let tallies: Vec<BTreeMap<String, usize>> = std::thread::scope(|s| {
         let runs: Vec<_> = (0..INSTALLS)
             .map(|k| {
@@ -283,10 +249,10 @@ fn kill_runs(which: u64, seed: u64, n: usize) -> BTreeMap<String, usize> {
     assert_eq!(summary["done"], 1003, "{summary}");
     restore_and_check(&env, &files, &before, "a run to the end");
 
-    let mut rng = Rng::new(seed);
+    let mut rng = Rng::seeded(seed);
     let mut tally: BTreeMap<String, usize> = BTreeMap::new();
     for run in 0..n {
-        let signal = ["KILL", "INT", "KILL", "TERM"][(rng.next() % 4) as usize];
+        let signal = ["KILL", "INT", "KILL", "TERM"][(rng.next_u64() % 4) as usize];
         let delay = rng.below(took);
         let (end, elapsed) = signal_after(spawn(&env, &apply), signal, delay);
         if end == End::Finished {

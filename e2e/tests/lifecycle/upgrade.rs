@@ -233,19 +233,10 @@ fn upgrade_from_the_mcp_era() {
     // file as not fixable, and another tool's `grove` server not at all; it changes
     // nothing.
     let doctor = env.gw(&["doctor", "--format", "json"]).success().result();
-    let mut found: Vec<(String, bool)> = doctor["issues"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|i| i["kind"] == "mcp_leftover")
-        .map(|i| {
-            (
-                i["path"].as_str().unwrap().to_string(),
-                i["fixable"].as_bool().unwrap(),
-            )
-        })
+    let found: Vec<(String, bool)> = crate::migrate_fixtures::doctor_leftovers(&doctor)
+        .into_iter()
+        .map(|(path, _, fixable)| (path, fixable))
         .collect();
-    found.sort();
     let mut expected: Vec<(String, bool)> = [
         (one.join(".mcp.json"), true),
         (one.join("api/.mcp.json"), true),

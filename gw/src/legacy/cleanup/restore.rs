@@ -92,8 +92,11 @@ pub fn restore(
     id: Option<&str>,
     cancel: &Cancel,
 ) -> Result<RestoreReport, Error> {
-    let _lock = manifest::lock(home, env)?;
-    let warnings = recover(home);
+    // Without a backup directory there is nothing to lock or complete (and no grove
+    // directory is created just to say so).
+    let exists = home.migrate_backups().is_dir();
+    let _lock = exists.then(|| manifest::lock(home, env)).transpose()?;
+    let warnings = if exists { recover(home) } else { Vec::new() };
     let all = manifest::list(home);
     let listed = choose(home, &all, id)?;
     let m = &listed
