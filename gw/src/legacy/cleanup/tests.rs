@@ -785,6 +785,9 @@ fn a_corrupt_manifest_is_named_not_mistaken_for_no_backups() {
 #[test]
 fn a_second_run_waits_for_the_lock_then_says_transient() {
     let mut w = World::new();
+    put(&w.wd.join("b/.mcp.json"), GO_FILE);
+    let mut plan = scan(&w.home, &w.scope(&State::default()));
+    w.apply(&mut plan).unwrap();
     put(&w.wd.join("a/.mcp.json"), GO_FILE);
     let _held = manifest::lock(&w.home, &w.env).unwrap();
     w.env.lock_timeout_ms = Some(50);
@@ -797,6 +800,7 @@ fn a_second_run_waits_for_the_lock_then_says_transient() {
     let err = w.restore(None).unwrap_err();
     assert_eq!(err.code, Code::Transient);
     assert_eq!(read(&w.wd.join("a/.mcp.json")), GO_FILE);
+    assert!(!w.wd.join("b/.mcp.json").exists(), "nothing was restored");
 }
 
 #[test]
