@@ -157,6 +157,7 @@ pub fn restore(
         .collect();
     let mut stopped = None;
     let mut first_failure: Option<Error> = None;
+    let mut unit_at: Option<usize> = None;
     for batch in todo.chunks(128) {
         if let Some(sig) = cancel.requested() {
             stopped = Some(sig);
@@ -167,8 +168,11 @@ pub fn restore(
             let e = &entries[k].entry;
             let f = &mut report.files[k];
             let tmp = files::tmp_for(&e.file, &m.id, e.n, true);
+            // A stop is honoured between files, and not inside the database unit.
+            let inside_unit = e.unit.is_some() && e.unit == unit_at;
+            unit_at = e.unit;
             let put = w.and_then(|note| {
-                if stopped.is_none() {
+                if stopped.is_none() && !inside_unit {
                     stopped = cancel.requested();
                 }
                 if stopped.is_some() {
