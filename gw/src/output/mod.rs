@@ -93,10 +93,8 @@ impl<'a> Json<'a> {
         Json(Box::new(Written(write)))
     }
 
-    pub fn into_raw(self) -> Box<serde_json::value::RawValue> {
-        self.0
-            .raw()
-            .expect("results serialise: every map key is a string")
+    pub fn into_raw(self) -> serde_json::Result<Box<serde_json::value::RawValue>> {
+        self.0.raw()
     }
 
     fn write(&self, w: &mut Out<'_>) -> io::Result<()> {
@@ -215,6 +213,8 @@ impl Printer {
 
 /// Shows a command's report and returns the process exit code.
 pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
+    let mut once = once();
+    *once = true;
     let failure = r.failure();
     let code = failure.map(|e| e.code.exit_code()).unwrap_or(0);
     let result = match p.mode {
@@ -225,13 +225,20 @@ pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
             }
             let doc = match failure {
                 None => {
-                    let result = write_ok(p, &r.result(), &warnings, &r.next_actions());
-                    finish(p, result);
-                    return code;
+                    // Rendered whole before anything is written: a result that cannot be
+                    // shown (a path that is not UTF-8) is an error, not half a document.
+                    let result = match render_ok(&r.result(), &warnings, &r.next_actions()) {
+                        Ok(doc) => p.out().write_all(&doc),
+                        Err(e) => return emit_unlocked(p, &unshowable(&e)),
+                    };
+                    return finish(p, result).unwrap_or(code);
                 }
                 Some(e) => {
                     let mut doc = envelope_error(e);
-                    doc.result = Some(r.result().into_raw());
+                    doc.result = match r.result().into_raw() {
+                        Ok(raw) => Some(raw),
+                        Err(e) => return emit_unlocked(p, &unshowable(&e.into())),
+                    };
                     doc.warnings = warnings;
                     // The error's actions first; the report's add what they lack.
                     for a in r.next_actions() {
@@ -260,8 +267,7 @@ pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
             shown.and(warnings).and(failed)
         }
     };
-    finish(p, result);
-    code
+    finish(p, result).unwrap_or(code)
 }
 
 /// Makes a panic anywhere in the process (any thread) end it like any other failure: the
@@ -277,20 +283,65 @@ pub fn exit_on_panic(mode: Mode, no_color: bool, program: &'static str) {
         let what = (payload.downcast_ref::<&str>().copied())
             .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
             .unwrap_or("unknown panic");
+        // A panic while the output is being written leaves no room for an envelope.
+        match ONCE.try_lock() {
+            Ok(once) if !*once => drop(once),
+            _ => std::process::exit(1),
+        }
         let mut p = Printer::stdio(mode, no_color);
         let e = Error::internal(format!("{program} panicked: {what}"));
         std::process::exit(emit_error(&mut p, &e).into());
     }));
 }
 
+/// Reports SIGINT or SIGTERM (`CANCELLED`: the envelope in machine mode, one line for a
+/// person) and ends the process with its exit code — unless the command's own output is
+/// already written, in which case the command is about to exit anyway. The operations
+/// decide when a signal may end the process this way (`proc::signals`).
+pub fn exit_on_signal(mode: Mode, no_color: bool) -> std::io::Result<()> {
+    static SETTINGS: std::sync::OnceLock<(Mode, bool)> = std::sync::OnceLock::new();
+    let _ = SETTINGS.set((mode, no_color));
+    crate::proc::signals::install(|sig| {
+        let (mode, no_color) = SETTINGS.get().copied().unwrap_or((Mode::Text, true));
+        let once = once();
+        if *once {
+            return;
+        }
+        let mut p = Printer::stdio(mode, no_color);
+        let e = cancelled(sig);
+        let code = emit_unlocked(&mut p, &e);
+        std::process::exit(code.into());
+    })
+}
+
+/// The error of a command ended by `sig` before it changed anything.
+pub fn cancelled(sig: i32) -> Error {
+    Error::new(
+        Code::Cancelled,
+        format!("cancelled by {}", crate::proc::signal_name(sig)),
+    )
+}
+
+static ONCE: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+
+/// Held while the process's one document (or one error) is written; `true` once it was.
+fn once() -> std::sync::MutexGuard<'static, bool> {
+    ONCE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Shows an error and returns the process exit code.
 pub fn emit_error(p: &mut Printer, e: &Error) -> u8 {
+    let mut once = once();
+    *once = true;
+    emit_unlocked(p, e)
+}
+
+fn emit_unlocked(p: &mut Printer, e: &Error) -> u8 {
     let result = match p.mode {
         Mode::Json => write_json(p, &envelope_error(e)),
         Mode::Text => text_error(p, e),
     };
-    finish(p, result);
-    e.code.exit_code()
+    finish(p, result).unwrap_or(e.code.exit_code())
 }
 
 fn text_error(p: &mut Printer, e: &Error) -> io::Result<()> {
@@ -314,15 +365,23 @@ fn write_json(p: &mut Printer, doc: &Envelope) -> io::Result<()> {
     w.flush()
 }
 
-/// Writes the envelope of a successful command, the result serialised straight into the
-/// output. Produces exactly what serialising [`envelope_ok`]'s [`Envelope`] would.
-fn write_ok(
-    p: &mut Printer,
+/// The error shown instead of a result that cannot be written as JSON.
+fn unshowable(e: &io::Error) -> Error {
+    Error::internal(format!("cannot show the result as JSON: {e}")).with_fix(
+        "A path grove would show is not valid UTF-8; JSON cannot carry it. Rename it, or use the text output",
+    )
+}
+
+/// Renders the envelope of a successful command, the result serialised straight into one
+/// buffer. Produces exactly what serialising [`envelope_ok`]'s [`Envelope`] would.
+fn render_ok(
     result: &Json<'_>,
     warnings: &[String],
     next_actions: &[NextAction],
-) -> io::Result<()> {
-    let mut w = io::BufWriter::with_capacity(64 * 1024, p.out());
+) -> io::Result<Vec<u8>> {
+    let mut doc = Vec::with_capacity(64 * 1024);
+    let mut sink: &mut dyn Write = &mut doc;
+    let mut w = io::BufWriter::with_capacity(64 * 1024, &mut sink as &mut dyn Write);
     write!(
         w,
         "{{\"ok\":true,\"schemaVersion\":{SCHEMA_VERSION},\"result\":"
@@ -335,32 +394,39 @@ fn write_ok(
     w.write_all(b",\"next_actions\":")?;
     serde_json::to_writer(&mut w, next_actions).map_err(io::Error::from)?;
     w.write_all(b"}\n")?;
-    w.flush()
+    w.flush()?;
+    drop(w);
+    Ok(doc)
 }
 
-/// A closed stdout (`gw list | head -1`) is not an error worth reporting.
-fn finish(p: &mut Printer, result: io::Result<()>) {
+/// Flushes the output. Output that could not be written (a full disk) is a failure: the
+/// exit code to use instead (1), after a line on stderr. A closed stdout (`gw list | head
+/// -1`) is not an error worth reporting.
+fn finish(p: &mut Printer, result: io::Result<()>) -> Option<u8> {
     let result = result.and_then(|_| p.flush());
-    if let Err(e) = result
-        && e.kind() != io::ErrorKind::BrokenPipe
-    {
-        let _ = writeln!(io::stderr(), "error: cannot write output: {e}");
+    match result {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            let _ = writeln!(io::stderr(), "error: cannot write output: {e}");
+            Some(Code::Internal.exit_code())
+        }
+        _ => None,
     }
 }
 
 /// Writes help or version text (clap's own) to stdout in text mode, or as an envelope.
 pub fn emit_help(p: &mut Printer, text: &str) -> u8 {
+    let mut once = once();
+    *once = true;
     let result = match p.mode {
         Mode::Json => {
             let help = Json::of(render::Help {
                 help: text.to_string(),
             });
-            write_ok(p, &help, &[], &[])
+            render_ok(&help, &[], &[]).and_then(|doc| p.out().write_all(&doc))
         }
         Mode::Text => p.raw(text),
     };
-    finish(p, result);
-    0
+    finish(p, result).unwrap_or(0)
 }
 
 /// Shows a clap parse error (or its help/version output): clap's own text in text mode, a
@@ -393,18 +459,14 @@ pub fn emit_clap_error(p: &mut Printer, e: &clap::Error, program: &str) -> u8 {
 mod tests {
     use super::*;
 
-    /// Writes into a buffer shared with the test.
-    #[derive(Clone, Default)]
-    struct Buf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-    impl Write for Buf {
-        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
+    #[test]
+    fn a_result_that_cannot_be_json_is_an_error_not_half_a_document() {
+        use std::os::unix::ffi::OsStrExt;
+        let bad = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(b"/tmp/\xff"));
+        let result = serde_json::json!({"name": "x"});
+        assert!(render_ok(&Json::of(&result), &[], &[]).is_ok());
+        let e = render_ok(&Json::of(&bad), &[], &[]).unwrap_err();
+        assert!(unshowable(&e).message.contains("UTF-8"), "{e}");
     }
 
     #[test]
@@ -415,12 +477,9 @@ mod tests {
             &["gw", "list", "--format", "json"],
         )];
         for warnings in [vec![], vec!["careful\nnow".to_string()]] {
-            let out = Buf::default();
-            let mut p =
-                Printer::capture(Mode::Json, Box::new(out.clone()), Box::new(Buf::default()));
-            write_ok(&mut p, &Json::of(&result), &warnings, &actions).unwrap();
-            let streamed = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
-            let doc = envelope_ok(Json::of(&result), &warnings, &actions);
+            let rendered = render_ok(&Json::of(&result), &warnings, &actions).unwrap();
+            let streamed = String::from_utf8(rendered).unwrap();
+            let doc = envelope_ok(Json::of(&result), &warnings, &actions).unwrap();
             let expected = format!("{}\n", serde_json::to_string(&doc).unwrap());
             assert_eq!(streamed, expected);
         }

@@ -130,7 +130,7 @@ impl Reason {
 #[derive(Debug, Clone, Serialize)]
 pub struct Item {
     /// The path found: a `.mcp.json` (possibly a symlink) or a database file.
-    #[serde(serialize_with = "paths::lossy")]
+    #[serde(serialize_with = "crate::fsx::serialize_lossy")]
     pub path: PathBuf,
     /// The file a symlinked `.mcp.json` points to, which is what gets edited.
     #[serde(
@@ -278,6 +278,6 @@ impl Plan {
 #[derive(Debug, Clone, Serialize)]
 pub struct Backup {
     pub id: String,
-    #[serde(serialize_with = "paths::lossy")]
+    #[serde(serialize_with = "crate::fsx::serialize_lossy")]
     pub path: PathBuf,
 }

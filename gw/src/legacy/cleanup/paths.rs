@@ -1,7 +1,7 @@
 //! Paths in JSON. A path is an `OsStr`, and on Unix any bytes but `/` and NUL may name a
 //! directory; JSON strings are Unicode. Reports show such a path lossily (U+FFFD for what is
-//! not UTF-8) next to a flag that says so; manifests, which `restore` must act on, keep the
-//! exact bytes.
+//! not UTF-8, `fsx::serialize_lossy` and the optional and list forms here) next to a flag
+//! that says so; manifests, which `restore` must act on, keep the exact bytes.
 
 use std::path::{Path, PathBuf};
 
@@ -10,11 +10,6 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// Whether `path` is shown lossily.
 pub fn is_lossy(path: &Path) -> bool {
     path.to_str().is_none()
-}
-
-/// Serialises a path as a string, lossily when it is not UTF-8.
-pub fn lossy<S: Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&path.to_string_lossy())
 }
 
 pub fn lossy_opt<S: Serializer>(path: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
@@ -113,7 +108,7 @@ mod tests {
         );
         assert!(is_lossy(&odd));
         let mut out = Vec::new();
-        lossy(&odd, &mut serde_json::Serializer::new(&mut out)).unwrap();
+        crate::fsx::serialize_lossy(&odd, &mut serde_json::Serializer::new(&mut out)).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "\"/tmp/caf\u{fffd}/.mcp.json\""

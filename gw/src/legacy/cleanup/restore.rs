@@ -58,7 +58,7 @@ impl RestoreStatus {
 /// One file of a restore.
 #[derive(Debug, Clone, Serialize)]
 pub struct Restored {
-    #[serde(serialize_with = "paths::lossy")]
+    #[serde(serialize_with = "crate::fsx::serialize_lossy")]
     pub path: PathBuf,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub path_lossy: bool,
@@ -74,7 +74,7 @@ pub struct Restored {
 #[derive(Debug, Clone, Serialize)]
 pub struct RestoreReport {
     pub id: String,
-    #[serde(serialize_with = "paths::lossy")]
+    #[serde(serialize_with = "crate::fsx::serialize_lossy")]
     pub backup: PathBuf,
     pub files: Vec<Restored>,
     /// Set when a file conflicts or fails, or the restore was stopped.
