@@ -795,6 +795,45 @@ impl fmt::Display for Run {
     }
 }
 
+/// A small deterministic generator (xorshift) for tests that act at random moments,
+/// seeded from the clock unless `GW_CRASH_SEED` replays a sequence; the seed is printed.
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator for `what`, whose seed is printed as `what: GW_CRASH_SEED=…`.
+    pub fn new(what: &str) -> Rng {
+        let seed = std::env::var("GW_CRASH_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .expect("the clock is past 1970")
+                    .as_nanos() as u64
+                    | 1
+            });
+        eprintln!("{what}: GW_CRASH_SEED={seed}");
+        Rng::seeded(seed)
+    }
+
+    /// A generator with a given seed.
+    pub fn seeded(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A duration in `[0, max)`.
+    pub fn below(&mut self, max: std::time::Duration) -> std::time::Duration {
+        std::time::Duration::from_nanos(self.next_u64() % (max.as_nanos().max(1) as u64))
+    }
+}
+
 /// `path` as `&str`.
 pub fn s(path: &Path) -> &str {
     path.to_str().expect("test paths are UTF-8")

@@ -21,6 +21,8 @@ mod init;
 mod list;
 mod machine;
 mod migrate;
+mod migrate_fixtures;
+mod migrate_kill;
 mod plan;
 mod plugins;
 mod prune;

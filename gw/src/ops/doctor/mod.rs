@@ -103,7 +103,10 @@ pub struct Issue {
     pub suggested_action: String,
     /// `gw doctor --fix` can repair it.
     pub fixable: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::legacy::cleanup::paths::lossy_opt"
+    )]
     pub path: Option<PathBuf>,
     /// With `--fix`: `fixed`, `left` or `failed`.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -220,10 +220,7 @@ pub(super) fn check_trash(c: &Checkup<'_>) -> Vec<Issue> {
 /// Leftovers of the Go grove's MCP era (a `grove` entry of another tool is never one):
 /// the library decides what is grove's, for doctor and `gw-migrate` alike.
 pub(super) fn check_mcp(c: &Checkup<'_>) -> Vec<Issue> {
-    let Some(state) = c.state else {
-        return Vec::new();
-    };
-    crate::legacy::cleanup::doctor_findings(c.home, state)
+    crate::legacy::cleanup::doctor_findings(c.home, c.config, c.state)
         .into_iter()
         .map(|f| {
             let mut i = Issue::new(K::McpLeftover, f.issue, f.suggested_action).path(&f.path);
