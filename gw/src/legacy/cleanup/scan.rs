@@ -98,6 +98,11 @@ pub fn scan(home: &GroveHome, scope: &Scope) -> Plan {
     let mut candidates: Vec<(PathBuf, Option<String>, Option<String>)> = Vec::new();
     let mut inside: Vec<PathBuf> = Vec::new();
     for ws in &scope.state.workspaces {
+        if !fsx::exists(&ws.path) {
+            // Nothing of it to look at (and resolving a missing path costs a system call
+            // per component).
+            continue;
+        }
         candidates.push((ws.path.join(mcp::FILE_NAME), Some(ws.name.clone()), None));
         inside.push(fsx::canonical(&ws.path));
         for r in &ws.repos {
