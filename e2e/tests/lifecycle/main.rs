@@ -24,6 +24,7 @@ mod migrate;
 mod migrate_fixtures;
 mod migrate_kill;
 mod plan;
+mod plan_is_execution;
 mod plugins;
 mod prune;
 mod rename;
