@@ -16,6 +16,8 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+pub mod audit;
+
 /// The `gw` binary under test.
 pub fn gw_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
@@ -554,63 +556,84 @@ impl TestEnv {
             .collect()
     }
 
-    /// Asserts that, for every repository under `repos/`, the linked worktrees git has
-    /// registered are exactly those `state.json` records (same path, same branch).
+    /// The world as the auditor sees it: this grove directory, its workspace directory, and
+    /// every repository under `repos/` (the auditor adds the source repositories that
+    /// `state.json` names).
+    pub fn world(&self) -> audit::World {
+        let sources = std::fs::read_dir(&self.repos)
+            .map(|rd| {
+                let mut v: Vec<PathBuf> = rd
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.join(".git").is_dir())
+                    .collect();
+                v.sort();
+                v
+            })
+            .unwrap_or_default();
+        audit::World::new(&self.grove_home, self.workspace_dir(), sources)
+    }
+
+    /// Asserts that, for every repository under `repos/` and every source repository state
+    /// names, the linked worktrees git has registered are exactly those `state.json`
+    /// records — same path, same branch — that each recorded worktree's `.git` leads back
+    /// to it, and that no registration points into the workspace directory unrecorded
+    /// (see [`audit::World::git_vs_state`]).
     #[track_caller]
     pub fn assert_git_agrees_with_state(&self) {
-        let state = self.state();
-        let mut expected: Vec<(String, String, String)> = Vec::new();
-        for ws in state.as_array().expect("state is an array") {
-            for r in ws["repos"].as_array().expect("repos array") {
-                expected.push((
-                    r["source_repo"].as_str().unwrap().to_string(),
-                    r["worktree_path"].as_str().unwrap().to_string(),
-                    r["branch"].as_str().unwrap().to_string(),
-                ));
+        let found = self.world().git_vs_state();
+        assert!(
+            found.is_empty(),
+            "git worktree registrations disagree with state.json:\n{}\nstate.json: {:#}",
+            audit::render(&found),
+            self.state()
+        );
+    }
+
+    /// Like [`TestEnv::assert_git_agrees_with_state`] for a world where the test itself
+    /// (as a user would) switched worktrees away from their recorded branch: the violations
+    /// must be exactly `expected`, each a kind and the worktree path it is about (relative
+    /// to the workspace directory), nothing more and nothing less.
+    #[track_caller]
+    pub fn assert_git_agrees_with_state_except(&self, expected: &[(audit::Kind, &str)]) {
+        let found = self.world().git_vs_state();
+        let mut unexplained: Vec<&audit::Violation> = Vec::new();
+        let mut seen = vec![false; expected.len()];
+        for f in &found {
+            let hit = expected.iter().position(|(kind, rel)| {
+                *kind == f.kind
+                    && f.detail.contains(&format!(
+                        "{} (workspace",
+                        self.workspace_dir().join(rel).display()
+                    ))
+            });
+            match hit {
+                Some(i) => seen[i] = true,
+                None => unexplained.push(f),
             }
         }
-        // Every repository under `repos/`, and every source repository state names (which
-        // may be nested deeper, or elsewhere).
-        let mut sources: Vec<PathBuf> = std::fs::read_dir(&self.repos)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.join(".git").is_dir())
+        let missing: Vec<_> = expected
+            .iter()
+            .zip(&seen)
+            .filter(|(_, s)| !**s)
+            .map(|(e, _)| e)
             .collect();
-        for (src, _, _) in &expected {
-            let p = PathBuf::from(src);
-            if p.join(".git").is_dir() && !sources.contains(&p) {
-                sources.push(p);
-            }
-        }
-        let mut actual = Vec::new();
-        for repo in sources {
-            let list = self.git(&repo, &["worktree", "list", "--porcelain"]);
-            for block in list.split("\n\n").skip(1) {
-                let mut path = String::new();
-                let mut branch = String::from("(detached)");
-                for line in block.lines() {
-                    if let Some(p) = line.strip_prefix("worktree ") {
-                        path = p.to_string();
-                    } else if let Some(b) = line.strip_prefix("branch refs/heads/") {
-                        branch = b.to_string();
-                    }
-                }
-                actual.push((repo.to_str().unwrap().to_string(), path, branch));
-            }
-        }
-        expected.sort();
-        actual.sort();
-        // A worktree may have wandered to another branch; compare paths, and branches only
-        // where git reports one.
-        let paths = |v: &[(String, String, String)]| {
-            v.iter()
-                .map(|(s, p, _)| (s.clone(), p.clone()))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(
-            paths(&actual),
-            paths(&expected),
-            "git worktree registrations disagree with state.json"
+        assert!(
+            unexplained.is_empty() && missing.is_empty(),
+            "git worktree registrations disagree with state.json beyond what the test made:\n{}\nexpected but not found: {missing:?}",
+            audit::render(&found)
+        );
+    }
+
+    /// Asserts that the auditor finds nothing at all (see [`audit::World::audit`]): git
+    /// agrees with state, no stray directory, leftover trash, git lock file, operation in
+    /// progress or journal.
+    #[track_caller]
+    pub fn assert_world_clean(&self) {
+        let found = self.world().audit();
+        assert!(
+            found.is_empty(),
+            "the auditor found:\n{}",
+            audit::render(&found)
         );
     }
 }
