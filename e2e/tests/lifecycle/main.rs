@@ -3,6 +3,7 @@
 
 mod add_remove_repo;
 mod agent;
+mod audit;
 mod concurrency;
 mod contract;
 mod crash;
