@@ -17,6 +17,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 pub mod audit;
+pub mod chaos;
 
 /// The `gw` binary under test.
 pub fn gw_bin() -> &'static Path {
@@ -84,6 +85,8 @@ pub struct TestEnv {
     /// Bare repositories the sources clone from.
     pub origins: PathBuf,
     extra_env: Vec<(String, String)>,
+    /// The `gw` to run instead of [`gw_bin`] (see [`TestEnv::with_bin`]).
+    bin: Option<PathBuf>,
 }
 
 impl Default for TestEnv {
@@ -117,11 +120,45 @@ impl TestEnv {
             root,
             tmp: Some(tmp),
             extra_env: Vec::new(),
+            bin: None,
         };
         for d in [&env.home, &env.repos, &env.origins, &env.root.join("tmp")] {
             std::fs::create_dir_all(d).expect("create test dirs");
         }
         env
+    }
+
+    /// An environment rooted at `root` (created when missing, never removed by this value):
+    /// for a world rebuilt at the same absolute path again and again, as the chaos suites
+    /// do, so that the paths recorded inside it stay true.
+    pub fn at(root: &Path) -> TestEnv {
+        std::fs::create_dir_all(root).expect("create the root");
+        let root = root.canonicalize().expect("canonical root");
+        let env = TestEnv {
+            home: root.join("home"),
+            grove_home: root.join("home/.grove"),
+            repos: root.join("repos"),
+            origins: root.join("origins"),
+            root,
+            tmp: None,
+            extra_env: Vec::new(),
+            bin: None,
+        };
+        for d in [&env.home, &env.repos, &env.origins, &env.root.join("tmp")] {
+            std::fs::create_dir_all(d).expect("create test dirs");
+        }
+        env
+    }
+
+    /// Runs `bin` as `gw` (instead of `$GW_BIN` or the debug build).
+    pub fn with_bin(mut self, bin: &Path) -> TestEnv {
+        self.bin = Some(bin.to_path_buf());
+        self
+    }
+
+    /// The `gw` this environment runs.
+    pub fn bin(&self) -> &Path {
+        self.bin.as_deref().unwrap_or_else(|| gw_bin())
     }
 
     /// A new environment with `names` as repositories (each with an origin) and grove
@@ -175,7 +212,7 @@ impl TestEnv {
 
     /// A `gw` command with the hermetic environment, run from the test root.
     pub fn gw_cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(gw_bin());
+        let mut cmd = Command::new(self.bin());
         self.hermetic(&mut cmd);
         cmd.args(args).current_dir(&self.root).stdin(Stdio::null());
         cmd
@@ -270,7 +307,7 @@ impl TestEnv {
     pub fn shell(&self, shell: &str, cwd: &Path, script: &str) -> Run {
         let mut cmd = Command::new(shell);
         self.hermetic(&mut cmd);
-        let bin_dir = gw_bin().parent().expect("bin dir");
+        let bin_dir = self.bin().parent().expect("bin dir");
         let path = format!(
             "{}:{}",
             bin_dir.display(),
@@ -872,9 +909,8 @@ pub mod schema {
         serde_json::from_str(&text).expect("schema is JSON")
     }
 
-    /// Asserts that `value` is valid against the schema `name`.
-    #[track_caller]
-    pub fn validate(name: &str, value: &Value) {
+    /// Why `value` is not valid against the schema `name` (empty when it is).
+    pub fn errors(name: &str, value: &Value) -> Vec<String> {
         static CACHE: OnceLock<Mutex<HashMap<String, Value>>> = OnceLock::new();
         let schema = {
             let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
@@ -884,10 +920,16 @@ pub mod schema {
                 .clone()
         };
         let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-        let errors: Vec<String> = validator
+        validator
             .iter_errors(value)
             .map(|e| format!("{} at {}", e, e.instance_path()))
-            .collect();
+            .collect()
+    }
+
+    /// Asserts that `value` is valid against the schema `name`.
+    #[track_caller]
+    pub fn validate(name: &str, value: &Value) {
+        let errors = errors(name, value);
         assert!(
             errors.is_empty(),
             "output does not match docs/schema/{name}.json:\n{}\n{}",
