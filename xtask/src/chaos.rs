@@ -138,7 +138,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 "uninterrupted gw {op}: {} ms, {} journal writes seen{}",
                 c.took.as_millis(),
                 c.journal_writes,
-                if c.findings.is_empty() { "" } else { " — FAILED" }
+                if c.findings.is_empty() {
+                    ""
+                } else {
+                    " — FAILED"
+                }
             );
             if !c.findings.is_empty() {
                 failures += 1;
@@ -334,7 +338,13 @@ fn kinds_summary(findings: &[Finding]) -> String {
     }
     counts
         .iter()
-        .map(|(k, n)| if *n == 1 { k.clone() } else { format!("{k} ×{n}") })
+        .map(|(k, n)| {
+            if *n == 1 {
+                k.clone()
+            } else {
+                format!("{k} ×{n}")
+            }
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }

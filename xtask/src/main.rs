@@ -78,7 +78,6 @@ fn ci() -> Result<(), String> {
     bench::run(&["--quick".to_string()])?;
     // Issue 13's promise, in its short form: kills mid-command and racing processes.
     chaos::run(&["--quick".to_string()])
-
 }
 
 /// Builds the release `gw` and fails when it is larger than `gw_max_bytes` in

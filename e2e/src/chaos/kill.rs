@@ -225,7 +225,10 @@ impl Suite {
     /// Builds the world (this takes a while for thousands of files) and keeps it as the
     /// template every trial starts from.
     pub fn prepare(cfg: Config) -> Suite {
-        assert!(cfg.repos > FEAT_REPOS, "the kill suite needs at least 5 repositories");
+        assert!(
+            cfg.repos > FEAT_REPOS,
+            "the kill suite needs at least 5 repositories"
+        );
         let tpl = Template::new(&cfg.dir, "kill");
         let env = tpl.env(&cfg.gw);
         let names: Vec<String> = (0..cfg.repos).map(|i| format!("r{i}")).collect();
@@ -244,7 +247,12 @@ impl Suite {
         env.gw(&["create", "other", "-b", "other", "-r", "r0,r1"])
             .success();
         let other = env.ws("other");
-        env.commit(&other.join("r1"), "other.txt", "other work\n", "unpushed work");
+        env.commit(
+            &other.join("r1"),
+            "other.txt",
+            "other work\n",
+            "unpushed work",
+        );
         std::fs::write(other.join("r0/README.md"), "dirty\n").unwrap();
         std::fs::write(other.join("r1/scratch.txt"), "untracked\n").unwrap();
         // Workspace `feat`: a commit of its own in each repository, origins moved on.
@@ -318,7 +326,7 @@ impl Suite {
         let mut poll = JournalPoll::new(&env);
         while child.try_wait().expect("wait for gw").is_none() {
             poll.poll();
-            std::thread::sleep(Duration::from_micros(200));
+            std::thread::sleep(Duration::from_micros(100));
         }
         let took = start.elapsed();
         let ended = finish(child);
@@ -419,7 +427,7 @@ impl Suite {
                 sent_at = Some(started.elapsed());
                 break;
             }
-            std::thread::sleep(Duration::from_micros(200));
+            std::thread::sleep(Duration::from_micros(100));
         }
         let moment = match sent_at {
             Some(t) => format!("{planned} (sent at {} ms)", t.as_millis()),
@@ -440,7 +448,10 @@ impl Suite {
         let ended = finish(child);
         let gw_end = describe_status(ended.status, &ended.stdout);
         if let Err(e) = judge_output(&ended.stdout, ended.status.code()) {
-            findings.push(Finding::new("envelope_invalid", format!("gw {}: {e}", trial.op)));
+            findings.push(Finding::new(
+                "envelope_invalid",
+                format!("gw {}: {e}", trial.op),
+            ));
         }
         if landed && trial.signal == Signal::IntGroup {
             findings.extend(judge_sigint(&env, &ended));
@@ -590,8 +601,18 @@ fn finish(mut child: Child) -> Ended {
             String::from_utf8_lossy(&buf).into_owned()
         })
     };
-    let out = read(child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
-    let err = read(child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
+    let out = read(
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let err = read(
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
     let status = child.wait().expect("gw can be waited for");
     // gw's own output is complete once gw is gone; a pipe kept open by an orphan is read
     // until it closes, bounded.
@@ -682,7 +703,11 @@ fn doctor(env: &TestEnv, mark: &str, settled: bool) -> (String, Vec<Finding>) {
     let out = cmd.output().expect("gw doctor runs");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let when = if settled { "after the pause" } else { "at once" };
+    let when = if settled {
+        "after the pause"
+    } else {
+        "at once"
+    };
     let mut findings = Vec::new();
     let summary = match judge_output(&stdout, out.status.code()) {
         Err(e) => {
@@ -748,40 +773,41 @@ fn doctor(env: &TestEnv, mark: &str, settled: bool) -> (String, Vec<Finding>) {
     (summary, findings)
 }
 
-/// Counts journal writes from outside: each write replaces `operations/<id>.json` with a
-/// new file (a new inode), so a change of inode, size or modification time is a write.
-/// Writes closer together than one poll are seen as one.
+/// Counts journal writes from outside, with inotify on `operations/`: each write renames
+/// a temporary file onto `<id>.json` (an `IN_MOVED_TO` event), and the kernel queues every
+/// event, so none is missed however fast they come; the kill lands as soon as the harness
+/// reads the Nth.
 struct JournalPoll {
-    dir: PathBuf,
-    seen: BTreeMap<PathBuf, (u64, u64, i64, i64)>,
+    fd: rustix::fd::OwnedFd,
     writes: u32,
 }
 
 impl JournalPoll {
     fn new(env: &TestEnv) -> JournalPoll {
-        JournalPoll {
-            dir: env.grove_home.join("operations"),
-            seen: BTreeMap::new(),
-            writes: 0,
-        }
+        use rustix::fs::inotify;
+        let dir = env.grove_home.join("operations");
+        std::fs::create_dir_all(&dir).expect("create operations/");
+        let fd = inotify::init(inotify::CreateFlags::NONBLOCK | inotify::CreateFlags::CLOEXEC)
+            .expect("inotify_init1");
+        inotify::add_watch(
+            &fd,
+            &dir,
+            inotify::WatchFlags::MOVED_TO | inotify::WatchFlags::CLOSE_WRITE,
+        )
+        .expect("watch operations/");
+        JournalPoll { fd, writes: 0 }
     }
 
     fn poll(&mut self) {
-        use std::os::unix::fs::MetadataExt;
-        let Ok(rd) = std::fs::read_dir(&self.dir) else {
-            return;
-        };
-        for e in rd.flatten() {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            if !name.ends_with(".json") || name.starts_with('.') {
-                continue;
-            }
-            let Ok(m) = std::fs::metadata(e.path()) else {
+        use rustix::fs::inotify;
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
+        let mut reader = inotify::Reader::new(&self.fd, &mut buf);
+        while let Ok(event) = reader.next() {
+            let Some(name) = event.file_name() else {
                 continue;
             };
-            let key = (m.ino(), m.size(), m.mtime(), m.mtime_nsec());
-            if self.seen.insert(e.path(), key) != Some(key) {
+            let name = name.to_string_lossy();
+            if name.ends_with(".json") && !name.starts_with('.') {
                 self.writes += 1;
             }
         }

@@ -119,6 +119,15 @@ pub fn jobs(seed: u64, procs: usize) -> Vec<Vec<String>> {
         ("prune", 1),
     ];
     let total: u64 = WEIGHTS.iter().map(|(_, w)| w).sum();
+    // A command on an existing workspace is the interesting race; one on a name that was
+    // never made is refused at once. Two in three aim at the workspaces of the world.
+    let target = |rng: &mut Rng| {
+        if rng.below(3) < 2 {
+            rng.pick(&initial)
+        } else {
+            rng.pick(&all)
+        }
+    };
     while lines.len() < procs {
         let mut roll = rng.below(total);
         let kind = WEIGHTS
@@ -143,16 +152,19 @@ pub fn jobs(seed: u64, procs: usize) -> Vec<Vec<String>> {
                 let repos = subset(&mut rng);
                 s(&["create", name, "-b", name, "-r", &repos])
             }
-            "delete" => s(&["delete", rng.pick(&all)]),
-            "rename" => s(&["rename", rng.pick(&all), "--to", rng.pick(&NEW)]),
-            "sync" => s(&["sync", rng.pick(&all)]),
+            "delete" => s(&["delete", target(&mut rng)]),
+            "rename" => {
+                let from = target(&mut rng);
+                s(&["rename", from, "--to", rng.pick(&NEW)])
+            }
+            "sync" => s(&["sync", target(&mut rng)]),
             "add-repo" => {
-                let name = rng.pick(&all);
+                let name = target(&mut rng);
                 let repos = subset(&mut rng);
                 s(&["add-repo", name, "-r", &repos])
             }
             "remove-repo" => {
-                let name = rng.pick(&all);
+                let name = target(&mut rng);
                 let repos = subset(&mut rng);
                 s(&["remove-repo", name, "-r", &repos])
             }
@@ -234,7 +246,11 @@ impl Suite {
                 cmd.env(MARK_VAR, &mark)
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped());
-                (args.clone(), cmd.spawn().expect("gw starts"), Instant::now())
+                (
+                    args.clone(),
+                    cmd.spawn().expect("gw starts"),
+                    Instant::now(),
+                )
             })
             .collect();
         let mut findings = Vec::new();

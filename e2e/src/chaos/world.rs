@@ -119,7 +119,14 @@ pub(crate) fn big_repo(env: &TestEnv, name: &str, files: usize) -> PathBuf {
     let origin = env.origins.join(format!("{name}.git"));
     env.git(
         &env.origins,
-        &["init", "-q", "--bare", "-b", "main", origin.to_str().unwrap()],
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            origin.to_str().unwrap(),
+        ],
     );
     let path = env.repos.join(name);
     std::fs::create_dir_all(&path).unwrap();
@@ -132,7 +139,10 @@ pub(crate) fn big_repo(env: &TestEnv, name: &str, files: usize) -> PathBuf {
         }
         std::fs::write(
             dir.join(format!("f{i:05}.txt")),
-            format!("{name} file {i}\n{}\n", "lorem ipsum dolor sit amet ".repeat(4)),
+            format!(
+                "{name} file {i}\n{}\n",
+                "lorem ipsum dolor sit amet ".repeat(4)
+            ),
         )
         .unwrap();
     }

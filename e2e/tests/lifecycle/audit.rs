@@ -57,7 +57,7 @@ fn a_clean_world_has_no_violations() {
     // A deleted workspace leaves nothing behind once its trash is emptied.
     env.gw(&["delete", "b", "--format", "json"]).success();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while e2e::tree(&env.workspace_dir().join(".trash"), 1).len() > 0 {
+    while !e2e::tree(&env.workspace_dir().join(".trash"), 1).is_empty() {
         assert!(std::time::Instant::now() < deadline, "trash never emptied");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }

@@ -4,6 +4,7 @@
 mod add_remove_repo;
 mod agent;
 mod audit;
+mod chaos;
 mod concurrency;
 mod contract;
 mod crash;
