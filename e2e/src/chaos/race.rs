@@ -155,7 +155,9 @@ pub fn jobs(seed: u64, procs: usize) -> Vec<Vec<String>> {
             "delete" => s(&["delete", target(&mut rng)]),
             "rename" => {
                 let from = target(&mut rng);
-                s(&["rename", from, "--to", rng.pick(&NEW)])
+                // Never to its own name (a usage error, not a race).
+                let to: Vec<&str> = NEW.iter().copied().filter(|n| *n != from).collect();
+                s(&["rename", from, "--to", rng.pick(&to)])
             }
             "sync" => s(&["sync", target(&mut rng)]),
             "add-repo" => {

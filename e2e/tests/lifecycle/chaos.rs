@@ -54,6 +54,9 @@ fn race_runs_replay_and_mix_every_command() {
         assert_eq!(jobs[1][0], "prune");
         for j in &jobs {
             assert_eq!(&j[j.len() - 2..], ["--format", "json"], "{j:?}");
+            if j[0] == "rename" {
+                assert_ne!(j[1], j[3], "a rename to its own name is no race");
+            }
             kinds.insert(j[0].clone());
         }
     }
