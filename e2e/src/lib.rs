@@ -112,13 +112,17 @@ impl TestEnv {
             .tempdir()
             .expect("temp dir");
         let root = tmp.path().canonicalize().expect("canonical temp dir");
+        TestEnv::rooted(root, Some(tmp))
+    }
+
+    fn rooted(root: PathBuf, tmp: Option<tempfile::TempDir>) -> TestEnv {
         let env = TestEnv {
             home: root.join("home"),
             grove_home: root.join("home/.grove"),
             repos: root.join("repos"),
             origins: root.join("origins"),
             root,
-            tmp: Some(tmp),
+            tmp,
             extra_env: Vec::new(),
             bin: None,
         };
@@ -133,21 +137,7 @@ impl TestEnv {
     /// do, so that the paths recorded inside it stay true.
     pub fn at(root: &Path) -> TestEnv {
         std::fs::create_dir_all(root).expect("create the root");
-        let root = root.canonicalize().expect("canonical root");
-        let env = TestEnv {
-            home: root.join("home"),
-            grove_home: root.join("home/.grove"),
-            repos: root.join("repos"),
-            origins: root.join("origins"),
-            root,
-            tmp: None,
-            extra_env: Vec::new(),
-            bin: None,
-        };
-        for d in [&env.home, &env.repos, &env.origins, &env.root.join("tmp")] {
-            std::fs::create_dir_all(d).expect("create test dirs");
-        }
-        env
+        TestEnv::rooted(root.canonicalize().expect("canonical root"), None)
     }
 
     /// Runs `bin` as `gw` (instead of `$GW_BIN` or the debug build).
@@ -351,8 +341,20 @@ impl TestEnv {
     /// Creates `repos/<name>`, a clone of a new bare `origins/<name>.git` with one commit
     /// on `main` pushed (so `origin/main` and `origin/HEAD` exist).
     pub fn repo(&self, name: &str) -> PathBuf {
-        let origin = self.origins.join(format!("{name}.git"));
+        self.origin(name);
         let path = self.repos.join(name);
+        self.git(&self.repos, &["clone", "-q", &self.url(name), name]);
+        std::fs::write(path.join("README.md"), format!("# {name}\n")).unwrap();
+        self.git(&path, &["add", "."]);
+        self.git(&path, &["commit", "-q", "-m", "initial"]);
+        self.git(&path, &["push", "-q", "origin", "main"]);
+        self.git(&path, &["remote", "set-head", "origin", "main"]);
+        path
+    }
+
+    /// A new, empty bare repository `origins/<name>.git` with `main` as its default branch.
+    pub fn origin(&self, name: &str) -> PathBuf {
+        let origin = self.origins.join(format!("{name}.git"));
         self.git(
             &self.origins,
             &[
@@ -364,13 +366,7 @@ impl TestEnv {
                 origin.to_str().unwrap(),
             ],
         );
-        self.git(&self.repos, &["clone", "-q", &self.url(name), name]);
-        std::fs::write(path.join("README.md"), format!("# {name}\n")).unwrap();
-        self.git(&path, &["add", "."]);
-        self.git(&path, &["commit", "-q", "-m", "initial"]);
-        self.git(&path, &["push", "-q", "origin", "main"]);
-        self.git(&path, &["remote", "set-head", "origin", "main"]);
-        path
+        origin
     }
 
     /// A repository without an origin.

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::world::{Template, big_repo};
-use super::{Finding, MARK_VAR, Rng, error_code, judge_output, kill_marked, wait_unmarked};
+use super::{Finding, MARK_VAR, Rng, error_code, judge_output, settle};
 use crate::TestEnv;
 use crate::audit::{Baseline, Preserved};
 
@@ -281,13 +281,7 @@ impl Suite {
             // A sync rebases these; a delete keeps the branch (its commits are nowhere else).
             preserved.commits(&r(i), FEAT, true);
         }
-        let found = env.world().audit_with(&baseline, &preserved);
-        assert!(
-            found.is_empty(),
-            "the kill suite's own world is not clean:\n{}",
-            crate::audit::render(&found)
-        );
-        tpl.seal();
+        tpl.seal(&env, &baseline, &preserved);
         Suite {
             cfg,
             tpl,
@@ -342,10 +336,7 @@ impl Suite {
                 ),
             )),
         }
-        if let Err(left) = wait_unmarked(&mark, Duration::from_secs(60)) {
-            findings.push(Finding::new("processes_linger", format!("{left:?}")));
-            kill_marked(&mark);
-        }
+        findings.extend(settle(&mark, "an uninterrupted run"));
         findings.extend(
             env.world()
                 .audit_with(&self.baseline, &self.preserved)
@@ -463,25 +454,13 @@ impl Suite {
         findings.append(&mut f);
         phases.lap("doctor");
         // The pause: every process the trial started has ended.
-        if let Err(left) = wait_unmarked(&mark, Duration::from_secs(120)) {
-            findings.push(Finding::new(
-                "processes_linger",
-                format!("still running 120 s after the signal: {left:?}"),
-            ));
-            kill_marked(&mark);
-        }
+        findings.extend(settle(&mark, "the signal"));
         std::thread::sleep(Duration::from_millis(200));
         phases.lap("pause");
         let (doctor_later, mut f) = doctor(&env, &mark, true);
         findings.append(&mut f);
         phases.lap("doctor");
-        if let Err(left) = wait_unmarked(&mark, Duration::from_secs(120)) {
-            findings.push(Finding::new(
-                "processes_linger",
-                format!("still running 120 s after doctor: {left:?}"),
-            ));
-            kill_marked(&mark);
-        }
+        findings.extend(settle(&mark, "doctor"));
 
         let violations = env.world().audit_with(&self.baseline, &self.preserved);
         if !violations.is_empty() {

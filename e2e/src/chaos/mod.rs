@@ -250,6 +250,17 @@ pub fn wait_unmarked(mark: &str, timeout: Duration) -> Result<(), Vec<(i32, Stri
     }
 }
 
+/// Waits (up to two minutes) until every process a trial started has ended; those still
+/// running then are a finding (`processes_linger`, after `when`) and are killed.
+pub fn settle(mark: &str, when: &str) -> Option<Finding> {
+    let left = wait_unmarked(mark, Duration::from_secs(120)).err()?;
+    kill_marked(mark);
+    Some(Finding::new(
+        "processes_linger",
+        format!("still running 120 s after {when}: {left:?}"),
+    ))
+}
+
 /// SIGKILLs, one by one by pid, the processes a trial started that are still running.
 pub fn kill_marked(mark: &str) {
     for (pid, _) in marked_processes(mark) {

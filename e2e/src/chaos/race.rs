@@ -18,7 +18,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use super::world::{Template, big_repo};
-use super::{Finding, MARK_VAR, Rng, error_code, judge_output, kill_marked, wait_unmarked};
+use super::{Finding, MARK_VAR, Rng, error_code, judge_output, settle};
 use crate::audit::{Baseline, Preserved};
 
 const REPOS: [&str; 3] = ["api", "web", "svc"];
@@ -219,13 +219,7 @@ impl Suite {
             .file(&env.repos.join("api/notes.txt"))
             .commits(&env.repos.join("api"), "i1", true)
             .commits(&env.repos.join("svc"), "i3", true);
-        let found = env.world().audit_with(&baseline, &preserved);
-        assert!(
-            found.is_empty(),
-            "the race suite's own world is not clean:\n{}",
-            crate::audit::render(&found)
-        );
-        tpl.seal();
+        tpl.seal(&env, &baseline, &preserved);
         Suite {
             cfg,
             tpl,
@@ -311,13 +305,7 @@ impl Suite {
                 took: started.elapsed(),
             });
         }
-        if let Err(left) = wait_unmarked(&mark, Duration::from_secs(120)) {
-            findings.push(Finding::new(
-                "processes_linger",
-                format!("still running 120 s after the last gw: {left:?}"),
-            ));
-            kill_marked(&mark);
-        }
+        findings.extend(settle(&mark, "the last gw"));
         findings.extend(
             env.world()
                 .audit_with(&self.baseline, &self.preserved)

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::TestEnv;
+use crate::audit::{Baseline, Preserved};
 
 /// A world built once at `live` and kept as a copy at `template`; every trial starts by
 /// replacing `live` with a fresh copy, so absolute paths recorded inside (state.json,
@@ -49,8 +50,16 @@ impl Template {
         TestEnv::at(&self.live).with_bin(gw)
     }
 
-    /// Keeps what is at the live path as the template.
-    pub fn seal(&self) {
+    /// Keeps what is at the live path as the template, once the auditor finds it clean
+    /// (a suite whose own world is not clean would blame gw for it).
+    pub fn seal(&self, env: &TestEnv, baseline: &Baseline, preserved: &Preserved) {
+        let found = env.world().audit_with(baseline, preserved);
+        assert!(
+            found.is_empty(),
+            "the world built at {} is not clean:\n{}",
+            self.live.display(),
+            crate::audit::render(&found)
+        );
         copy(&self.live, &self.template);
     }
 
@@ -116,18 +125,7 @@ fn copy(from: &Path, to: &Path) {
 /// `repos/<name>` with `files` files (in directories of 100) committed on `main` and pushed
 /// to a new bare `origins/<name>.git`.
 pub(crate) fn big_repo(env: &TestEnv, name: &str, files: usize) -> PathBuf {
-    let origin = env.origins.join(format!("{name}.git"));
-    env.git(
-        &env.origins,
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "-b",
-            "main",
-            origin.to_str().unwrap(),
-        ],
-    );
+    env.origin(name);
     let path = env.repos.join(name);
     std::fs::create_dir_all(&path).unwrap();
     env.git(&path, &["init", "-q", "-b", "main"]);
