@@ -3,12 +3,14 @@
 //! - `cargo xtask ci`   formatting, clippy, every test, the release binary's size budget and
 //!   a smoke run of the benchmarks (what `.ci/run` runs)
 //! - `cargo xtask e2e`  the end-to-end suite against the release binary
+//! - `cargo xtask chaos` kills and races against the release binary (`--quick` in `ci`)
 //! - `cargo xtask demo` a guided tour on three sample repositories
 //! - `cargo xtask bench` hot paths timed as ratios against git baselines
 //! - `cargo xtask size` release binary size by crate, optionally against another revision
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
 
 mod bench;
+mod chaos;
 mod demo;
 mod size;
 mod util;
@@ -20,6 +22,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("e2e") => e2e(&args[1..]),
+        Some("chaos") => chaos::run(&args[1..]),
         Some("demo") => demo::run(),
         Some("bench") => bench::run(&args[1..]),
         Some("size") => size::run(&args[1..]),
@@ -42,8 +45,11 @@ const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
   ci      cargo fmt --check, clippy -D warnings, the unit and e2e tests, the release gw's
-          size against size-reports/budget.toml, and `bench --quick` as a smoke run
+          size against size-reports/budget.toml, `bench --quick` as a smoke run, and
+          `chaos --quick`
   e2e     build the release gw and run the e2e suite against it
+  chaos   kill and race suites against the release gw [--kills N] [--races N] [--seed S]
+          [--quick]; `--help` for more
   demo    walk a workspace through its lifecycle on three sample repositories
   bench   time grove's hot paths against git baselines [--quick] [--json FILE] [--scaling]
   size    release binary size by crate into size-reports/ (--label L, --baseline REV)";
@@ -70,7 +76,8 @@ fn ci() -> Result<(), String> {
     size_budget(&root)?;
     // A smoke run: every case must work; its ratios are not judged on a CI machine.
     bench::run(&["--quick".to_string()])?;
-    Ok(())
+    // Issue 13's promise, in its short form: kills mid-command and racing processes.
+    chaos::run(&["--quick".to_string()])
 }
 
 /// Builds the release `gw` and fails when it is larger than `gw_max_bytes` in

@@ -3,6 +3,8 @@
 
 mod add_remove_repo;
 mod agent;
+mod audit;
+mod chaos;
 mod concurrency;
 mod contract;
 mod crash;
