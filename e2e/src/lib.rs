@@ -19,6 +19,27 @@ use serde_json::Value;
 pub mod audit;
 pub mod chaos;
 
+/// The one environment that keeps git away from the host's and the system's configuration
+/// and identity, and from prompting: for the e2e suite, grove's own unit and integration
+/// tests (through `grove::proc::set_defaults`) and xtask's fixtures alike.
+pub const HERMETIC_GIT: &[(&str, &str)] = &[
+    ("GIT_CONFIG_GLOBAL", "/dev/null"),
+    ("GIT_CONFIG_SYSTEM", "/dev/null"),
+    ("GIT_CONFIG_NOSYSTEM", "1"),
+    ("GIT_CONFIG_COUNT", "3"),
+    ("GIT_CONFIG_KEY_0", "init.defaultBranch"),
+    ("GIT_CONFIG_VALUE_0", "main"),
+    ("GIT_CONFIG_KEY_1", "advice.detachedHead"),
+    ("GIT_CONFIG_VALUE_1", "false"),
+    ("GIT_CONFIG_KEY_2", "protocol.file.allow"),
+    ("GIT_CONFIG_VALUE_2", "always"),
+    ("GIT_AUTHOR_NAME", "Grove Test"),
+    ("GIT_AUTHOR_EMAIL", "test@grove.invalid"),
+    ("GIT_COMMITTER_NAME", "Grove Test"),
+    ("GIT_COMMITTER_EMAIL", "test@grove.invalid"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+];
+
 /// The `gw` binary under test.
 pub fn gw_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
@@ -173,23 +194,9 @@ impl TestEnv {
             .env("HOME", &self.home)
             .env("GW_HOME", &self.grove_home)
             .env("TMPDIR", self.root.join("tmp"))
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_SYSTEM", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_COUNT", "3")
-            .env("GIT_CONFIG_KEY_0", "init.defaultBranch")
-            .env("GIT_CONFIG_VALUE_0", "main")
-            .env("GIT_CONFIG_KEY_1", "advice.detachedHead")
-            .env("GIT_CONFIG_VALUE_1", "false")
-            .env("GIT_CONFIG_KEY_2", "protocol.file.allow")
-            .env("GIT_CONFIG_VALUE_2", "always")
-            .env("GIT_AUTHOR_NAME", "Grove Test")
-            .env("GIT_AUTHOR_EMAIL", "test@grove.invalid")
-            .env("GIT_COMMITTER_NAME", "Grove Test")
-            .env("GIT_COMMITTER_EMAIL", "test@grove.invalid")
+            .envs(HERMETIC_GIT.iter().copied())
             .env("GIT_AUTHOR_DATE", "2001-02-03T04:05:06Z")
             .env("GIT_COMMITTER_DATE", "2001-02-03T04:05:06Z")
-            .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_CEILING_DIRECTORIES", &self.root)
             .env("LANG", "C")
             .env("LC_ALL", "C")

@@ -171,6 +171,12 @@ impl Error {
         self
     }
 
+    /// The same error (code, details, fix, actions) saying `message` instead.
+    pub fn with_message(mut self, message: impl Into<String>) -> Error {
+        self.message = message.into();
+        self
+    }
+
     /// Prefixes the message with context, keeping the code.
     pub fn context(mut self, what: impl fmt::Display) -> Error {
         self.message = format!("{what}: {}", self.message);

@@ -86,6 +86,11 @@ impl GroveHome {
             .join(format!("repo-{}-{digest}.lock", lock_name(base)))
     }
 
+    /// The lock held while `stats.json` is appended to.
+    pub fn stats_lock(&self) -> PathBuf {
+        self.locks().join("stats.lock")
+    }
+
     fn locks(&self) -> PathBuf {
         self.root.join("locks")
     }

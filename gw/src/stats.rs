@@ -57,8 +57,7 @@ fn try_record(home: &GroveHome, event: Event, ws: &Workspace) -> Result<(), Stri
     if !fsx::is_dir(home.root()) {
         return Err("no grove directory".into());
     }
-    let _lock = lock::acquire(&home.root().join("locks").join("stats.lock"), LOCK_WAIT)
-        .map_err(|e| e.to_string())?;
+    let _lock = lock::acquire(&home.stats_lock(), LOCK_WAIT).map_err(|e| e.to_string())?;
     let mut events: Vec<Value> = match fsx::read_optional(&path).map_err(|e| e.to_string())? {
         None => Vec::new(),
         Some(text) if text.trim().is_empty() => Vec::new(),

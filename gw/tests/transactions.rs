@@ -26,7 +26,10 @@ use grove::ops::{self, Ctx, Quiet};
 fn hermetic() {
     grove::proc::set_defaults(grove::proc::Defaults {
         ssh_command: None,
-        env: grove::proc::hermetic_env(),
+        env: e2e::HERMETIC_GIT
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
     });
 }
 

@@ -150,7 +150,7 @@ fn execute(env: &Env, cli: Cli) -> Result<Box<dyn Render>> {
 }
 
 fn clap_error(p: &mut Printer, e: clap::Error) -> u8 {
-    output::emit_clap_error(p, &e, "gw-migrate")
+    grove::cli::emit_clap_error(p, &e, "gw-migrate")
 }
 
 #[cfg(test)]

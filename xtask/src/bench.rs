@@ -227,12 +227,7 @@ struct Fixture {
 fn git_env(cmd: &mut Command, home: &Path) {
     cmd.env("HOME", home)
         .env("GW_HOME", home.join(".grove"))
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_SYSTEM", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@grove.invalid")
-        .env("GIT_COMMITTER_NAME", "Bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@grove.invalid")
+        .envs(e2e::HERMETIC_GIT.iter().copied())
         .env("NO_COLOR", "1")
         .env_remove("GW_FORMAT")
         .stdin(Stdio::null());

@@ -61,12 +61,7 @@ impl Demo<'_> {
     fn env(&self, cmd: &mut Command) {
         cmd.env("HOME", self.base.join("home"))
             .env("GW_HOME", self.base.join("home/.grove"))
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_SYSTEM", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "Grove Demo")
-            .env("GIT_AUTHOR_EMAIL", "demo@grove.invalid")
-            .env("GIT_COMMITTER_NAME", "Grove Demo")
-            .env("GIT_COMMITTER_EMAIL", "demo@grove.invalid")
+            .envs(e2e::HERMETIC_GIT.iter().copied())
             .env_remove("GW_FORMAT")
             .current_dir(self.base);
     }

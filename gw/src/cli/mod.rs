@@ -119,10 +119,13 @@ fn cancelled_instead(e: Error) -> Error {
             if e.code != crate::error::Code::RecoveryPending
                 && e.code != crate::error::Code::Cancelled =>
         {
-            let mut c = output::cancelled(sig);
-            c.message = format!("{}: {}", c.message, e.message);
-            c.details = e.details.clone();
-            c
+            let c = output::cancelled(sig);
+            let message = format!("{}: {}", c.message, e.message);
+            let c = c.with_message(message);
+            match e.details.clone() {
+                Some(d) => c.with_details(d),
+                None => c,
+            }
         }
         _ => e,
     }
@@ -204,7 +207,19 @@ pub fn machine_mode(args: &[OsString], env_format: Option<&str>) -> bool {
 }
 
 fn clap_error(p: &mut Printer, e: clap::Error) -> u8 {
-    output::emit_clap_error(p, &e, "gw")
+    emit_clap_error(p, &e, "gw")
+}
+
+/// Shows a clap error (or its help/version output) through the output layer, which knows
+/// nothing of clap. `program` names the binary in the fix.
+pub fn emit_clap_error(p: &mut Printer, e: &clap::Error, program: &str) -> u8 {
+    use clap::error::ErrorKind;
+    let failure = output::ParseFailure {
+        kind: format!("{:?}", e.kind()),
+        rendered: e.render().to_string(),
+        is_help: matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion),
+    };
+    output::emit_parse_failure(p, &failure, program)
 }
 
 /// A `USAGE` error for input that would have been asked for interactively.

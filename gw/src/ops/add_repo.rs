@@ -368,11 +368,11 @@ fn fail(
     if clean {
         err
     } else {
-        let mut pending = tx::recovery_pending(&id, &ws.name, Kind::AddRepo);
-        pending.message = format!(
+        let pending = tx::recovery_pending(&id, &ws.name, Kind::AddRepo);
+        let message = format!(
             "{}; rolling back failed too, so {}",
             err.message, pending.message
         );
-        pending
+        pending.with_message(message)
     }
 }

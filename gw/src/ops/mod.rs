@@ -143,8 +143,6 @@ pub enum Outcome {
     Created,
     /// create: the worktree was created, then undone because another step failed.
     RolledBack,
-    /// create: this repository was not reached before the failure.
-    NotStarted,
     /// delete: the worktree was removed.
     Removed,
     /// delete: kept, because removing it would lose work or failed.
@@ -182,7 +180,6 @@ impl Outcome {
         match self {
             Outcome::Created => "created",
             Outcome::RolledBack => "rolled_back",
-            Outcome::NotStarted => "not_started",
             Outcome::Removed => "removed",
             Outcome::Kept => "kept",
             Outcome::Failed => "failed",

@@ -146,13 +146,12 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
                 .context(format!("cannot rename `{}`; nothing was changed", ws.name))
                 .with_details(serde_json::json!({ "restored": true, "operation": id }))
         } else {
-            let mut pending = tx::recovery_pending(&id, &ws.name, Kind::Rename);
-            pending.message = format!(
-                "cannot rename `{}`: {}; moving it back failed too",
-                ws.name, cause.message
-            );
-            pending.details = Some(serde_json::json!({ "restored": false, "operation": id }));
-            pending
+            tx::recovery_pending(&id, &ws.name, Kind::Rename)
+                .with_message(format!(
+                    "cannot rename `{}`: {}; moving it back failed too",
+                    ws.name, cause.message
+                ))
+                .with_details(serde_json::json!({ "restored": false, "operation": id }))
         });
     }
     tx.finish()?;

@@ -167,12 +167,12 @@ pub fn reset(ctx: &Ctx<'_>, opts: ResetOptions) -> Result<ResetReport> {
                     };
                 }
                 if !clean {
-                    let mut pending = tx::recovery_pending(&id, &ws.name, Kind::Reset);
-                    pending.message = format!(
-                        "cannot reset `{}`: {}; undoing the switches failed too",
-                        ws.name, cause.message
+                    failure = Some(
+                        tx::recovery_pending(&id, &ws.name, Kind::Reset).with_message(format!(
+                            "cannot reset `{}`: {}; undoing the switches failed too",
+                            ws.name, cause.message
+                        )),
                     );
-                    failure = Some(pending);
                 }
             }
         }

@@ -237,11 +237,9 @@ impl Failure {
             Failure::Failed { cause, clean, .. } if clean => {
                 cause.context(format!("cannot {what}; nothing was changed"))
             }
-            Failure::Failed { cause, id, .. } => {
-                let mut pending = tx::recovery_pending(&id, ws, kind);
-                pending.message = format!("cannot {what}: {}; restoring failed too", cause.message);
-                pending
-            }
+            Failure::Failed { cause, id, .. } => tx::recovery_pending(&id, ws, kind).with_message(
+                format!("cannot {what}: {}; restoring failed too", cause.message),
+            ),
         }
     }
 }

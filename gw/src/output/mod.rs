@@ -429,26 +429,34 @@ pub fn emit_help(p: &mut Printer, text: &str) -> u8 {
     finish(p, result).unwrap_or(0)
 }
 
-/// Shows a clap parse error (or its help/version output): clap's own text in text mode, a
+/// An argument-parsing failure, as the CLI layer hands it over: what kind it is (clap's
+/// name for it), the text the parser rendered, and whether it is really help or version
+/// text to show.
+pub struct ParseFailure {
+    pub kind: String,
+    pub rendered: String,
+    pub is_help: bool,
+}
+
+/// Shows a parse error (or help/version output): the parser's own text in text mode, a
 /// `USAGE` envelope in machine mode. `program` names the binary in the fix.
-pub fn emit_clap_error(p: &mut Printer, e: &clap::Error, program: &str) -> u8 {
-    use clap::error::ErrorKind;
-    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-        return emit_help(p, &e.render().to_string());
+pub fn emit_parse_failure(p: &mut Printer, e: &ParseFailure, program: &str) -> u8 {
+    if e.is_help {
+        return emit_help(p, &e.rendered);
     }
     if p.mode == Mode::Text {
-        let _ = e.print();
+        let _ = writeln!(io::stderr(), "{}", e.rendered.trim_end());
         return Code::Usage.exit_code();
     }
-    let rendered = e.render().to_string();
-    let message = rendered
+    let message = e
+        .rendered
         .lines()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("invalid arguments")
         .trim_start_matches("error: ")
         .to_string();
     let err = Error::usage(message)
-        .with_details(serde_json::json!({ "kind": format!("{:?}", e.kind()), "help": rendered }))
+        .with_details(serde_json::json!({ "kind": e.kind, "help": e.rendered }))
         .with_fix(format!(
             "Run `{program} --help` (or `{program} <command> --help`) for usage"
         ));

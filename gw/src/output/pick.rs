@@ -15,6 +15,11 @@ pub fn interactive(machine: bool) -> bool {
     !machine && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
+/// Whether stdout is a terminal (a person reads what is printed there).
+pub fn stdout_is_terminal() -> bool {
+    std::io::stdout().is_terminal()
+}
+
 fn cancelled() -> Error {
     Error::new(Code::Cancelled, "cancelled")
 }

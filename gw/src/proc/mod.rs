@@ -454,35 +454,15 @@ fn defaults() -> &'static Defaults {
     })
 }
 
-/// Settings that keep git away from the host's configuration and identity, for tests that
-/// run grove in-process.
-pub fn hermetic_env() -> Vec<(String, String)> {
-    [
-        ("GIT_CONFIG_GLOBAL", "/dev/null"),
-        ("GIT_CONFIG_SYSTEM", "/dev/null"),
-        ("GIT_CONFIG_NOSYSTEM", "1"),
-        ("GIT_CONFIG_COUNT", "2"),
-        ("GIT_CONFIG_KEY_0", "init.defaultBranch"),
-        ("GIT_CONFIG_VALUE_0", "main"),
-        ("GIT_CONFIG_KEY_1", "advice.detachedHead"),
-        ("GIT_CONFIG_VALUE_1", "false"),
-        ("GIT_AUTHOR_NAME", "Grove Test"),
-        ("GIT_AUTHOR_EMAIL", "test@grove.invalid"),
-        ("GIT_COMMITTER_NAME", "Grove Test"),
-        ("GIT_COMMITTER_EMAIL", "test@grove.invalid"),
-        ("GIT_TERMINAL_PROMPT", "0"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect()
-}
-
-/// Makes every process this test binary starts hermetic (see [`hermetic_env`]).
+/// Makes every process this test binary starts hermetic (`e2e::HERMETIC_GIT`).
 #[cfg(test)]
 pub fn hermetic() {
     set_defaults(Defaults {
         ssh_command: None,
-        env: hermetic_env(),
+        env: e2e::HERMETIC_GIT
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
     });
 }
 

@@ -1,7 +1,5 @@
 //! `gw bug-report [--print] [--redact-home]`.
 
-use std::io::IsTerminal;
-
 use clap::Args;
 
 use crate::cli::{CmdResult, Out, Ui};
@@ -29,7 +27,7 @@ pub fn bug_report(ctx: &Ctx<'_>, a: BugReportArgs, ui: Ui) -> CmdResult {
     // A person at a terminal is offered the browser; anything else gets the report.
     if !a.print
         && ui.interactive
-        && std::io::stdout().is_terminal()
+        && pick::stdout_is_terminal()
         && pick::confirm("Open a new issue in your browser, pre-filled with this report?")?
     {
         // A browser that cannot be opened is no reason to lose the report: it is printed.

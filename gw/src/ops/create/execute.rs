@@ -158,13 +158,13 @@ fn fail(tx: Tx<'_, '_>, plan: &CreatePlan, added: &[Result<()>], cause: Error) -
     if clean {
         err
     } else {
-        let mut pending = tx::recovery_pending(&id, &plan.name, Kind::Create);
-        pending.message = format!(
+        let pending = tx::recovery_pending(&id, &plan.name, Kind::Create);
+        let message = format!(
             "{}; rolling back failed too, so {}",
             err.message, pending.message
         );
-        pending.details = err.details.clone();
-        pending
+        let details = err.details.clone().unwrap_or_default();
+        pending.with_message(message).with_details(details)
     }
 }
 

@@ -289,9 +289,7 @@ pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
     )
     .map_err(|e| {
         let message = format!("workspace `{}` was created, but {}", ws.name, e.message);
-        let mut e = e;
-        e.message = message;
-        e.with_action(NextAction::read(
+        e.with_message(message).with_action(NextAction::read(
             "Inspect the workspace",
             &["gw", "status", &ws.name, "--format", "json"],
         ))

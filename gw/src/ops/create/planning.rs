@@ -102,9 +102,7 @@ pub fn plan(
                     b.path.display(),
                     r.line
                 );
-                let mut e = e;
-                e.message = message;
-                return Err(e);
+                return Err(e.with_message(message));
             }
         }
     }

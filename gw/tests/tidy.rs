@@ -1,0 +1,390 @@
+//! Tidy: the invariants ARCHITECTURE.md states, checked on the source (in the style of
+//! rust-analyzer's tidy test). Each rule names what may not appear, where it may, and why;
+//! comments and string literals are not looked at. The checker itself is tested on planted
+//! violations below, so that a rule that can no longer fire is noticed.
+
+#![allow(clippy::disallowed_methods)]
+
+use std::path::{Path, PathBuf};
+
+/// One invariant.
+struct Rule {
+    name: &'static str,
+    /// Source text that breaks it (matched on code with comments and strings blanked).
+    forbidden: &'static [&'static str],
+    /// String literals that break it when used as a path component (the whole literal,
+    /// quotes excluded, right after `join(` or `from(`).
+    literals: &'static [&'static str],
+    /// Files (relative to the repository root) or directories (ending in `/`) where it
+    /// may appear.
+    allowed: &'static [&'static str],
+    why: &'static str,
+}
+
+const RULES: &[Rule] = &[
+    Rule {
+        name: "output",
+        forbidden: &[
+            "print!(",
+            "println!(",
+            "eprint!(",
+            "eprintln!(",
+            "io::stdout()",
+            "io::stderr()",
+        ],
+        literals: &[],
+        allowed: &["gw/src/output/"],
+        why: "only the output layer writes to stdout or stderr",
+    },
+    Rule {
+        name: "clap",
+        forbidden: &["clap::", "use clap"],
+        literals: &[],
+        allowed: &["gw/src/cli/", "migrate/src/"],
+        why: "only the CLI layer knows clap",
+    },
+    Rule {
+        name: "gix",
+        forbidden: &["gix::", "use gix"],
+        literals: &[],
+        allowed: &["gw/src/git/"],
+        why: "only the git adapter imports gix",
+    },
+    Rule {
+        name: "environment",
+        forbidden: &[
+            "env::var(",
+            "env::var_os(",
+            "env::vars(",
+            "env::set_var(",
+            "env::remove_var(",
+            "env::args(",
+            "env::args_os(",
+        ],
+        literals: &[],
+        allowed: &["gw/src/env.rs", "gw/src/main.rs", "migrate/src/main.rs"],
+        why: "the environment is read once, by Env (main passes the arguments)",
+    },
+    Rule {
+        name: "processes",
+        forbidden: &["Command::new(", "process::Command", ".spawn()"],
+        literals: &[],
+        allowed: &["gw/src/proc/"],
+        why: "only proc starts processes (one place for groups, signals, inherited locks)",
+    },
+    Rule {
+        name: "grove-dir",
+        forbidden: &[],
+        literals: &[
+            "state.json",
+            "state.lock",
+            "config.toml",
+            "operations",
+            "locks",
+            "migrate-backups",
+            ".trash",
+            "grove.log",
+            "stats.json",
+            "messages.db",
+        ],
+        allowed: &["gw/src/home.rs"],
+        why: "paths in the grove directory (and the trash's name) are built by home.rs",
+    },
+    Rule {
+        name: "codes",
+        forbidden: &[
+            "(e: lock::Error) -> Error",
+            "(e: journal::Error) -> Error",
+            "(e: state::Error) -> Error",
+            "(e: config::Error) -> Error",
+            "(e: git::Error) -> Error",
+            "(e: proc::Error) -> Error",
+            "(e: fsx::Error) -> Error",
+        ],
+        literals: &[],
+        allowed: &["gw/src/error.rs"],
+        why: "a layer's error gets its code (and exit class) in error.rs, once",
+    },
+];
+
+/// Where the rules apply: the library and binaries, not tests, xtask or the e2e harness.
+const SOURCES: &[&str] = &["gw/src", "migrate/src"];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The code of `text` outside `#[cfg(test)]` modules, with comments and the contents of
+/// string and char literals blanked (lengths kept), and the string literals used as a path
+/// component (right after `join(` or `from(`).
+fn code_of(text: &str) -> (String, Vec<String>) {
+    let text = match test_module(text) {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    let b = text.as_bytes();
+    let mut code = String::with_capacity(text.len());
+    let mut literals = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &text[i..];
+        if rest.starts_with("//") {
+            let end = rest.find('\n').unwrap_or(rest.len());
+            code.push_str(&" ".repeat(end));
+            i += end;
+        } else if rest.starts_with("/*") {
+            let end = rest.find("*/").map(|e| e + 2).unwrap_or(rest.len());
+            code.push_str(&" ".repeat(end));
+            i += end;
+        } else if rest.starts_with("r#\"") || rest.starts_with("r\"") {
+            let hashes = rest[1..].chars().take_while(|c| *c == '#').count();
+            let open = 1 + hashes + 1;
+            let close = format!("\"{}", "#".repeat(hashes));
+            let end = rest[open..]
+                .find(&close)
+                .map(|e| open + e + close.len())
+                .unwrap_or(rest.len());
+            if path_component(&code) {
+                literals.push(rest[open..end.saturating_sub(close.len())].to_string());
+            }
+            code.push_str(&" ".repeat(end));
+            i += end;
+        } else if b[i] == b'"' {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            if path_component(&code) {
+                literals.push(text[i + 1..j.min(b.len())].to_string());
+            }
+            code.push_str(&" ".repeat((j + 1).min(b.len()) - i));
+            i = j + 1;
+        } else if b[i] == b'\'' && i + 2 < b.len() && (b[i + 2] == b'\'' || b[i + 1] == b'\\') {
+            // A char literal ('x' or '\n'); a lifetime ('a) is left as code.
+            let end = text[i + 1..]
+                .find('\'')
+                .map(|e| i + 2 + e)
+                .unwrap_or(b.len());
+            code.push_str(&" ".repeat(end - i));
+            i = end;
+        } else {
+            let c = rest.chars().next().unwrap();
+            code.push(c);
+            i += c.len_utf8();
+        }
+    }
+    (code, literals)
+}
+
+/// Where a `#[cfg(test)]` module starts (its attributes included).
+fn test_module(text: &str) -> Option<usize> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_end() == "#[cfg(test)]" {
+            let after = &text[offset + line.len()..];
+            let next = after
+                .lines()
+                .find(|l| !l.trim_start().starts_with("#["))
+                .unwrap_or_default();
+            if next.trim_start().starts_with("mod ") || next.trim_start().starts_with("pub mod ") {
+                return Some(offset);
+            }
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// Whether a string literal about to start follows `join(` or `from(` in `code`.
+fn path_component(code: &str) -> bool {
+    let before = code.trim_end();
+    before.ends_with("join(") || before.ends_with("from(")
+}
+
+/// The rules `text` (the file at `rel`) breaks: `(rule, what)`.
+fn check(rel: &str, text: &str) -> Vec<(&'static str, String)> {
+    let (code, literals) = code_of(text);
+    let mut out = Vec::new();
+    // A layer's own conversions between its errors are its business; the rule is about
+    // `crate::error::Error`.
+    let uses_edge_error = text.contains("crate::error::");
+    for rule in RULES {
+        if rule.name == "codes" && !uses_edge_error {
+            continue;
+        }
+        let allowed = rule.allowed.iter().any(|a| {
+            if a.ends_with('/') {
+                rel.starts_with(a)
+            } else {
+                rel == *a
+            }
+        });
+        if allowed {
+            continue;
+        }
+        for f in rule.forbidden {
+            if code.contains(f) {
+                out.push((rule.name, format!("`{f}`")));
+            }
+        }
+        for l in rule.literals {
+            if literals.iter().any(|x| x == l) {
+                out.push((rule.name, format!("\"{l}\"")));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_architecture_invariants_hold() {
+    let root = root();
+    let mut files = Vec::new();
+    for dir in SOURCES {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 50, "found the sources ({})", files.len());
+    let mut broken = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        // A module of unit tests in a file of its own.
+        if f.file_name().is_some_and(|n| n == "tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for (rule, what) in check(&rel, &text) {
+            let why = RULES.iter().find(|r| r.name == rule).unwrap().why;
+            broken.push(format!("{rel}: {what} ({rule}: {why})"));
+        }
+    }
+    assert!(broken.is_empty(), "tidy:\n{}", broken.join("\n"));
+}
+
+/// Every invariant is listed in ARCHITECTURE.md with the tidy rule that enforces it.
+#[test]
+fn architecture_md_names_every_rule() {
+    let doc = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    for rule in RULES {
+        assert!(
+            doc.contains(&format!("tidy: `{}`", rule.name)),
+            "ARCHITECTURE.md does not name tidy rule `{}` ({})",
+            rule.name,
+            rule.why
+        );
+    }
+}
+
+/// The exit-code table of docs/agent-cli.md is the one the code has.
+#[test]
+fn the_exit_code_table_is_the_codes() {
+    use grove::error::Code;
+    let doc = std::fs::read_to_string(root().join("docs/agent-cli.md")).unwrap();
+    let table = &doc[doc.find("## Error codes and exit classes").unwrap()..];
+    let mut documented: Vec<(String, u8)> = Vec::new();
+    for line in table.lines().skip_while(|l| !l.starts_with("|---")).skip(1) {
+        if !line.starts_with('|') {
+            break;
+        }
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let exit: u8 = cells[1].parse().unwrap();
+        // Codes are the backquoted SCREAMING_CASE words of the third cell.
+        for word in cells[3].split('`').skip(1).step_by(2) {
+            if word.chars().all(|c| c.is_ascii_uppercase() || c == '_') {
+                documented.push((word.to_string(), exit));
+            }
+        }
+    }
+    let mut actual: Vec<(String, u8)> = Code::ALL
+        .iter()
+        .map(|c| (c.as_str().to_string(), c.exit_code()))
+        .collect();
+    documented.sort();
+    actual.sort();
+    assert_eq!(documented, actual);
+}
+
+#[test]
+fn the_checker_finds_planted_violations() {
+    let planted = [
+        ("gw/src/ops/x.rs", "fn f() { println!(\"hi\"); }", "output"),
+        ("gw/src/ops/x.rs", "use clap::Parser;", "clap"),
+        ("gw/src/ops/x.rs", "let r = gix::open(p);", "gix"),
+        (
+            "gw/src/ops/x.rs",
+            "let v = std::env::var(\"X\");",
+            "environment",
+        ),
+        (
+            "gw/src/ops/x.rs",
+            "let c = std::process::Command::new(\"git\");",
+            "processes",
+        ),
+        (
+            "gw/src/ops/x.rs",
+            "let p = home.join(\"operations\");",
+            "grove-dir",
+        ),
+        (
+            "gw/src/ops/x.rs",
+            "use crate::error::Error;\nfn lock_error(e: lock::Error) -> Error {}",
+            "codes",
+        ),
+    ];
+    for (rel, text, rule) in planted {
+        let found = check(rel, text);
+        assert!(
+            found.iter().any(|(r, _)| *r == rule),
+            "{rule} not found in {text:?}: {found:?}"
+        );
+    }
+    // Allowed where the rule says, and never in comments, strings or tests.
+    assert!(check("gw/src/output/mod.rs", "println!(\"x\");").is_empty());
+    assert!(check("gw/src/home.rs", "self.root.join(\"operations\")").is_empty());
+    assert!(check("gw/src/ops/x.rs", "// println!(\"x\") gix:: clap::").is_empty());
+    assert!(check("gw/src/ops/x.rs", "let s = \"use gix:: and println!(\";").is_empty());
+    assert!(check("gw/src/ops/x.rs", "let s = \"fix `config.toml` by hand\";").is_empty());
+    assert!(
+        check(
+            "gw/src/ops/x.rs",
+            "fn f() {}\n#[cfg(test)]\nmod tests { fn t() { println!(\"x\"); } }"
+        )
+        .is_empty()
+    );
+    assert!(check("gw/src/ops/x.rs", "fn f<'a>(x: &'a str) -> char { 'x' }").is_empty());
+    assert!(
+        check(
+            "gw/src/ops/x.rs",
+            "const NAMES: &[&str] = &[\"operations\"];"
+        )
+        .is_empty()
+    );
+    assert!(
+        check(
+            "gw/src/ops/x.rs",
+            "fn f() {}\n#[cfg(test)]\n#[allow(x)]\nmod tests { fn t() { p.join(\"locks\"); } }"
+        )
+        .is_empty()
+    );
+}
