@@ -45,6 +45,8 @@ pub struct Cmd {
     envs: Vec<(OsString, OsString)>,
     timeout: Option<Duration>,
     own_group: bool,
+    /// Output lines also end at a lone carriage return (see [`Cmd::progress_lines`]).
+    split_cr: bool,
 }
 
 /// How a process ended.
@@ -153,7 +155,15 @@ impl Cmd {
             envs: Vec::new(),
             timeout: None,
             own_group: false,
+            split_cr: false,
         }
+    }
+
+    /// Hands [`Cmd::stream`] each carriage-return-terminated piece of output as a line of
+    /// its own, as it arrives: git's `--progress` redraws its counters that way.
+    pub fn progress_lines(&mut self) -> &mut Cmd {
+        self.split_cr = true;
+        self
     }
 
     /// `git` with prompts disabled, so it fails instead of waiting for a password.
@@ -359,11 +369,11 @@ impl Cmd {
             child
                 .stdout
                 .take()
-                .map(|s| reader(Stream::Stdout, s, tx.clone())),
+                .map(|s| reader(Stream::Stdout, s, tx.clone(), self.split_cr)),
             child
                 .stderr
                 .take()
-                .map(|s| reader(Stream::Stderr, s, tx.clone())),
+                .map(|s| reader(Stream::Stderr, s, tx.clone(), self.split_cr)),
         ];
         drop(tx);
         // Supervised children are also stopped when they end on their own but leave
@@ -504,13 +514,24 @@ fn reader<R: Read + Send + 'static>(
     stream: Stream,
     r: R,
     tx: mpsc::Sender<(Stream, String)>,
+    split_cr: bool,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let mut r = BufReader::new(r);
         let mut buf = Vec::new();
+        let mut after_cr = false;
         loop {
             buf.clear();
-            match r.read_until(b'\n', &mut buf) {
+            let read = if split_cr {
+                read_until_eol(&mut r, &mut buf)
+            } else {
+                r.read_until(b'\n', &mut buf)
+            };
+            // The `\n` of a `\r\n` is not a line of its own.
+            if split_cr && std::mem::replace(&mut after_cr, buf.ends_with(b"\r")) && buf == b"\n" {
+                continue;
+            }
+            match read {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
                     if tx
@@ -523,6 +544,31 @@ fn reader<R: Read + Send + 'static>(
             }
         }
     })
+}
+
+/// Reads up to and including the next `\n` or `\r`.
+fn read_until_eol(r: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let mut total = 0;
+    loop {
+        let available = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(total);
+        }
+        let (n, done) = match available.iter().position(|&b| b == b'\n' || b == b'\r') {
+            Some(i) => (i + 1, true),
+            None => (available.len(), false),
+        };
+        buf.extend_from_slice(&available[..n]);
+        r.consume(n);
+        total += n;
+        if done {
+            return Ok(total);
+        }
+    }
 }
 
 /// What ends a running child besides its own exit.

@@ -4,7 +4,71 @@
 use std::path::Path;
 
 use super::Error;
-use crate::proc::Cmd;
+use crate::proc::{self, Cmd, Stream};
+
+/// How far git says a step is, from what it prints with `--progress`
+/// (`Updating files:  45% (9000/20000)`, `Receiving objects: 12% (120/1000), 1.2 MiB`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress<'a> {
+    /// git's name for the step: `Updating files`, `Receiving objects`, …
+    pub what: &'a str,
+    pub done: u64,
+    /// `None` while git is still counting.
+    pub total: Option<u64>,
+}
+
+/// Reads one line of git's progress output; `None` for anything else.
+pub fn parse_progress(line: &str) -> Option<Progress<'_>> {
+    let line = line.trim();
+    let line = line.strip_prefix("remote: ").unwrap_or(line);
+    let (what, rest) = line.split_once(": ")?;
+    if what.is_empty() || what.contains(['/', '\'', '`']) {
+        return None;
+    }
+    let rest = rest.trim_start();
+    if let Some(open) = rest.find('(') {
+        let inner = &rest[open + 1..open + rest[open..].find(')')?];
+        let (done, total) = inner.split_once('/')?;
+        return Some(Progress {
+            what,
+            done: done.trim().parse().ok()?,
+            total: Some(total.trim().parse().ok()?),
+        });
+    }
+    let count = rest.split(|c: char| !c.is_ascii_digit()).next()?;
+    Some(Progress {
+        what,
+        done: count.parse().ok()?,
+        total: None,
+    })
+}
+
+/// Runs a git command that was given `--progress`, handing each progress report to `on`;
+/// fails like [`Cmd::check`], with the progress lines left out of the error.
+fn run_with_progress(cmd: &mut Cmd, on: &mut dyn FnMut(Progress<'_>)) -> Result<(), Error> {
+    // Without this, git waits two seconds before its first report.
+    cmd.env("GIT_PROGRESS_DELAY", "0").progress_lines();
+    let out = cmd.stream(&mut |stream, line| {
+        if stream == Stream::Stderr
+            && let Some(p) = parse_progress(line)
+        {
+            on(p);
+        }
+    })?;
+    if out.success() {
+        return Ok(());
+    }
+    let stderr: Vec<&str> = out
+        .stderr
+        .split(['\r', '\n'])
+        .filter(|l| !l.trim().is_empty() && parse_progress(l).is_none())
+        .collect();
+    Err(Error::from(proc::Error::Failed {
+        command: cmd.display(),
+        status: out.status,
+        stderr: proc::tail_lines(&stderr.join("\n"), 20),
+    }))
+}
 
 /// How a worktree gets its branch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,10 +82,19 @@ pub enum Checkout {
     Track { remote_ref: String },
 }
 
-/// `git worktree add` of `branch` at `path` in the repository at `source`.
-pub fn worktree_add(source: &Path, path: &Path, branch: &str, how: &Checkout) -> Result<(), Error> {
+/// `git worktree add` of `branch` at `path` in the repository at `source`, reporting the
+/// checkout's progress (files written) to `on`. The checkout is a step of its own
+/// (`worktree add --no-checkout`, then `checkout --progress`) because `worktree add` has no
+/// `--progress`; when it fails, the worktree is removed again, so an error leaves nothing.
+pub fn worktree_add(
+    source: &Path,
+    path: &Path,
+    branch: &str,
+    how: &Checkout,
+    on: &mut dyn FnMut(Progress<'_>),
+) -> Result<(), Error> {
     let mut cmd = Cmd::git(source);
-    cmd.args(["worktree", "add", "--quiet"]);
+    cmd.args(["worktree", "add", "--quiet", "--no-checkout"]);
     match how {
         Checkout::NewBranch { start } => {
             cmd.args(["--no-track", "-b", branch]).arg(path).arg(start);
@@ -36,6 +109,12 @@ pub fn worktree_add(source: &Path, path: &Path, branch: &str, how: &Checkout) ->
         }
     }
     cmd.check()?;
+    let mut checkout = Cmd::git(path);
+    checkout.args(["checkout", "--progress", "--force", "--quiet"]);
+    if let Err(e) = run_with_progress(&mut checkout, on) {
+        let _ = worktree_remove(source, path, true);
+        return Err(e);
+    }
     Ok(())
 }
 
@@ -77,21 +156,28 @@ pub fn branch_delete(source: &Path, branch: &str, force: bool) -> Result<(), Err
     Ok(())
 }
 
-/// `git fetch --all --quiet` in the repository at `source`.
-pub fn fetch(source: &Path) -> Result<(), Error> {
-    Cmd::git(source)
-        .args(["fetch", "--all", "--quiet"])
-        .check()?;
-    Ok(())
+/// `git fetch --all` in the repository at `source`, reporting progress to `on`.
+pub fn fetch(source: &Path, on: &mut dyn FnMut(Progress<'_>)) -> Result<(), Error> {
+    run_with_progress(
+        Cmd::git(source).args(["fetch", "--all", "--quiet", "--progress"]),
+        on,
+    )
 }
 
-/// `git clone` of `url` into `dest` (which must not exist), run from `cwd`.
-pub fn clone(url: &str, dest: &Path, cwd: &Path) -> Result<(), Error> {
-    Cmd::git(cwd)
-        .args(["clone", "--quiet", "--", url])
-        .arg(dest)
-        .check()?;
-    Ok(())
+/// `git clone` of `url` into `dest` (which must not exist), run from `cwd`, reporting
+/// progress (objects received, files written) to `on`.
+pub fn clone(
+    url: &str,
+    dest: &Path,
+    cwd: &Path,
+    on: &mut dyn FnMut(Progress<'_>),
+) -> Result<(), Error> {
+    run_with_progress(
+        Cmd::git(cwd)
+            .args(["clone", "--quiet", "--progress", "--", url])
+            .arg(dest),
+        on,
+    )
 }
 
 /// `git switch` in the worktree at `path` to `target` (a branch, or a commit with `detach`).
@@ -175,4 +261,68 @@ pub fn fetch_prune(source: &Path) -> Result<(), Error> {
         .args(["fetch", "--all", "--prune", "--quiet"])
         .check()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_git_progress_lines() {
+        let p = |what, done, total| Some(Progress { what, done, total });
+        assert_eq!(
+            parse_progress("Updating files:  45% (9000/20000)"),
+            p("Updating files", 9000, Some(20000))
+        );
+        assert_eq!(
+            parse_progress("Receiving objects: 100% (1000/1000), 1.20 MiB | 3 MiB/s, done."),
+            p("Receiving objects", 1000, Some(1000))
+        );
+        assert_eq!(
+            parse_progress("remote: Counting objects: 1234, done."),
+            p("Counting objects", 1234, None)
+        );
+        assert_eq!(parse_progress("fatal: not a git repository"), None);
+        assert_eq!(parse_progress("error: pathspec 'x' did not match"), None);
+        assert_eq!(parse_progress("Preparing worktree (new branch 'x')"), None);
+    }
+
+    #[test]
+    fn checkout_progress_is_reported_and_a_failed_checkout_leaves_no_worktree() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        let git = |dir: &Path, args: &[&str]| {
+            let mut c = Cmd::git(dir);
+            c.envs(proc::hermetic_env()).args(args).check().unwrap();
+        };
+        std::fs::create_dir(&src).unwrap();
+        git(&src, &["init", "-q", "-b", "main"]);
+        for i in 0..300 {
+            std::fs::write(src.join(format!("f{i}")), i.to_string()).unwrap();
+        }
+        git(&src, &["add", "."]);
+        git(&src, &["commit", "-q", "-m", "files"]);
+        let wt = tmp.path().join("wt");
+        let mut last = None;
+        let how = Checkout::NewBranch {
+            start: "main".into(),
+        };
+        worktree_add(&src, &wt, "feat", &how, &mut |p| {
+            last = Some((p.what.to_string(), p.done, p.total))
+        })
+        .unwrap();
+        assert_eq!(last, Some(("Updating files".into(), 300, Some(300))));
+        assert!(wt.join("f299").is_file());
+
+        // A checkout that fails (here: its post-checkout hook) removes the worktree.
+        use std::os::unix::fs::PermissionsExt;
+        let hook = src.join(".git/hooks/post-checkout");
+        std::fs::write(&hook, "#!/bin/sh\nexit 1\n").unwrap();
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let wt2 = tmp.path().join("wt2");
+        assert!(worktree_add(&src, &wt2, "feat2", &how, &mut |_| {}).is_err());
+        assert!(!wt2.exists());
+        let listed = Cmd::git(&src).args(["worktree", "list"]).check().unwrap();
+        assert!(!listed.stdout.contains("wt2"), "{}", listed.stdout);
+    }
 }

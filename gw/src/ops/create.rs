@@ -660,12 +660,16 @@ pub(crate) fn fetch_all(ctx: &Ctx<'_>, chosen: &[Chosen]) -> Vec<String> {
     if with_remote.is_empty() {
         return Vec::new();
     }
-    ctx.events
-        .progress(&format!("fetching {} repositories", with_remote.len()));
+    ctx.events.progress(&format!(
+        "fetching {}",
+        crate::ops::count(with_remote.len(), "repository", "repositories")
+    ));
     let results = parallel::map_processes(&with_remote, |c| {
-        // Fetch writes refs; serialise with other gw processes working in this repository.
-        let _lock = tx::repo_lock(ctx, &c.path)?;
-        git::fetch(&c.path).map_err(Error::from)
+        crate::ops::task(ctx, &c.name, "fetching", |on| {
+            // Fetch writes refs; serialise with other gw processes working in this repository.
+            let _lock = tx::repo_lock(ctx, &c.path)?;
+            git::fetch(&c.path, on).map_err(Error::from)
+        })
     });
     with_remote
         .iter()
@@ -788,8 +792,10 @@ pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<Crea
         let _lock = tx::repo_lock(ctx, &r.source)?;
         let _ = git::worktree_prune(&r.source);
     }
-    ctx.events
-        .progress(&format!("creating {} worktrees", plan.repos.len()));
+    ctx.events.progress(&format!(
+        "creating {}",
+        crate::ops::count(plan.repos.len(), "worktree", "worktrees")
+    ));
     let adds: Vec<Action> = plan
         .repos
         .iter()

@@ -152,8 +152,8 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
     }
     let mut tx = Tx::begin(ctx, locks, Kind::RemoveRepo, &ws.name, &[])?;
     ctx.events.progress(&format!(
-        "removing {} worktrees from {}",
-        targets.len(),
+        "removing {} from {}",
+        crate::ops::count(targets.len(), "worktree", "worktrees"),
         ws.name
     ));
     // Quarantine: each worktree moves into the workspace dir's `.trash` (one rename), so

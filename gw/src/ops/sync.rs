@@ -141,8 +141,8 @@ pub fn sync(ctx: &Ctx<'_>, opts: SyncOptions) -> Result<SyncReport> {
     let locks = tx::lock_workspaces(ctx, &[&name])?;
     let ws = resolve::by_name(&ctx.state()?, &name)?.clone();
     ctx.events.progress(&format!(
-        "syncing {} repositories of {}",
-        ws.repos.len(),
+        "syncing {} of {}",
+        crate::ops::count(ws.repos.len(), "repository", "repositories"),
         ws.name
     ));
     let mut fetch = true;
@@ -431,9 +431,9 @@ fn failure(ws: &Workspace, repos: &[RepoSync], command: &str) -> Option<Error> {
     let mut e = Error::new(
         Code::GitFailed,
         format!(
-            "{command} failed in {} of {} repositories: {}",
+            "{command} failed in {} of {}: {}",
             failed.len(),
-            repos.len(),
+            crate::ops::count(repos.len(), "repository", "repositories"),
             summary.join("; ")
         ),
     )
@@ -474,10 +474,11 @@ fn inspect(ctx: &Ctx<'_>, r: &RepoEntry, fetch: bool) -> Stage {
         .and_then(|s| s.origin_url())
         .is_some();
     if fetch && has_origin {
-        ctx.events.progress(&format!("fetching {name}"));
         // Fetch writes refs; serialise with other gw processes working in this repository.
-        let fetched = tx::repo_lock(ctx, &r.source_repo)
-            .and_then(|_lock| git::fetch(&r.source_repo).map_err(Error::from));
+        let fetched = crate::ops::task(ctx, name, "fetching", |on| {
+            tx::repo_lock(ctx, &r.source_repo)
+                .and_then(|_lock| git::fetch(&r.source_repo, on).map_err(Error::from))
+        });
         if let Err(e) = fetched {
             out.warnings.push(format!(
                 "{name}: fetch failed, using local state: {}",
@@ -592,13 +593,13 @@ fn rebase(ctx: &Ctx<'_>, b: Behind) -> (RepoSync, Option<RepoConfig>) {
     } = b;
     let name = out.result.repo.clone();
     let worktree = out.result.path.clone();
-    ctx.events.progress(&format!("rebasing {name} onto {base}"));
     // The rebase moves the branch ref (shared with the source repository): hold its lock.
     let lock = match tx::repo_lock(ctx, &source) {
         Ok(l) => l,
         Err(e) => return (out.done(Outcome::Failed, e.message.clone()), None),
     };
-    let rebased = git::rebase(&worktree, &base);
+    let step = format!("rebasing onto {base}");
+    let rebased = crate::ops::task(ctx, &name, &step, |_| git::rebase(&worktree, &base));
     let rebased = match rebased {
         // A rebase that stopped is aborted at once, still under the lock.
         Ok(Rebase::Stopped { conflicts, output }) => {

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::cli::{CmdResult, Out};
+use crate::cli::{CmdResult, Out, Ui};
 use crate::duration;
 use crate::ops::Ctx;
 use crate::ops::run::{self, RunOptions};
@@ -29,9 +29,9 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
     }
 }
 
-pub fn run(ctx: &Ctx<'_>, a: RunArgs) -> CmdResult {
+pub fn run(ctx: &Ctx<'_>, a: RunArgs, ui: Ui) -> CmdResult {
     let opts = RunOptions {
-        name: a.name,
+        name: super::workspace::name_or_pick(ctx, a.name, ui)?,
         repos: a.repos,
         timeout: a.timeout,
         signals: true,

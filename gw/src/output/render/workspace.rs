@@ -520,8 +520,16 @@ impl Render for GoReport {
         }
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
-        // No newline: the shell wrapper `cd`s into exactly this.
-        p.raw(&path_str(&self.path))
+        // The shell wrapper captures this and `cd`s into it (command substitution drops the
+        // newline). On a terminal nothing captured it: the integration is missing.
+        p.line(&path_str(&self.path))?;
+        if p.out_is_terminal {
+            p.message(
+                Role::Hint,
+                "a program cannot change its shell's directory: add `eval \"$(gw shell-init)\"` to your shell's rc file so that `gw go` does, or run `cd \"$(gw go NAME)\"`",
+            )?;
+        }
+        Ok(())
     }
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
