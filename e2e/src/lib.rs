@@ -16,6 +16,10 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+pub mod term;
+
+pub use term::{Stdout, Term};
+
 /// The `gw` binary under test.
 pub fn gw_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
@@ -283,6 +287,40 @@ impl TestEnv {
             format!("{shell} -c {script}"),
             cmd.output().expect("shell runs"),
         )
+    }
+
+    /// `program args` (`gw` for the binary under test) in a `cols`×`rows` pseudo-terminal,
+    /// from `cwd`, with the hermetic environment as a terminal user has it: colour allowed
+    /// (no `NO_COLOR`, `TERM=xterm-256color`), no `COLUMNS` (the terminal's size counts),
+    /// and the `gw` under test first on the `PATH`.
+    pub fn terminal(
+        &self,
+        program: &str,
+        args: &[&str],
+        cwd: &Path,
+        (cols, rows): (u16, u16),
+        stdout: Stdout,
+    ) -> Term {
+        let program: &OsStr = if program == "gw" {
+            gw_bin().as_os_str()
+        } else {
+            OsStr::new(program)
+        };
+        let mut cmd = Command::new(program);
+        self.hermetic(&mut cmd);
+        let bin_dir = gw_bin().parent().expect("bin dir");
+        let path = format!(
+            "{}:{}",
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        cmd.env_remove("NO_COLOR")
+            .env_remove("COLUMNS")
+            .env("TERM", "xterm-256color")
+            .env("PATH", path)
+            .args(args)
+            .current_dir(cwd);
+        Term::spawn(cmd, cols, rows, stdout)
     }
 
     /// Runs git with the hermetic environment; panics on failure.
@@ -786,6 +824,19 @@ pub fn s(path: &Path) -> &str {
 }
 
 /// Whether a program is on PATH.
+/// Whether a tool a test needs is installed. Missing in CI (`CI` set) it fails the test:
+/// `.ci/run` installs it. Locally the test is skipped, saying why.
+pub fn require(program: &str) -> bool {
+    if have(program) {
+        return true;
+    }
+    if std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false") {
+        panic!("`{program}` is not installed; .ci/run installs it (CI is set, so this fails)");
+    }
+    eprintln!("skipped: `{program}` is not installed (CI would fail here; .ci/run installs it)");
+    false
+}
+
 pub fn have(program: impl AsRef<OsStr>) -> bool {
     Command::new("sh")
         .arg("-c")

@@ -167,19 +167,18 @@ impl EnvCompleter for Nu {
 
 /// A nushell string literal (raw string, which needs no escaping).
 fn nu_string(s: &str) -> String {
-    let hashes = "#".repeat(
-        (0..)
-            .find(|n| !s.contains(&format!("'{}", "#".repeat(*n))))
-            .unwrap_or(0)
-            + 1,
-    );
+    // The literal ends at `'` and its hashes: use enough that the text cannot end it.
+    let n = (1..)
+        .find(|n| !s.contains(&format!("'{}", "#".repeat(*n))))
+        .unwrap_or(1);
+    let hashes = "#".repeat(n);
     format!("r{hashes}'{s}'{hashes}")
 }
 
 const NU_SCRIPT: &str = r#"# grove completions for nushell: gw completions nu | save -f ~/.gw-completions.nu
 # then add `source ~/.gw-completions.nu` to your config.nu
 def "nu-complete NAME" [context: string] {
-    let words = ($context | split row -r '\s+')
+    let words = ($context | str trim --right | split row -r '\s+')
     let words = if ($context | str ends-with " ") { $words | append "" } else { $words }
     with-env { VAR: "nu" } { run-external COMPLETER "--" ...$words }
     | lines

@@ -218,7 +218,7 @@ fn complete_request(env: &Env, shell: &str, args: &[OsString]) -> u8 {
     let out = if args.iter().any(|a| a == "--") {
         complete::candidates(env, completer, args)
     } else {
-        match complete::script(completer, &completer_path(args)) {
+        match complete::script(completer, &completer_path(env)) {
             Ok(s) => s.into_bytes(),
             Err(e) => return output::emit_error(&mut p, &Error::internal(e.to_string())),
         }
@@ -226,11 +226,17 @@ fn complete_request(env: &Env, shell: &str, args: &[OsString]) -> u8 {
     output::emit_bytes(&mut p, &out)
 }
 
-/// The `gw` a completion script calls: as it was run (`gw` on the `PATH`, or a path).
-pub fn completer_path(args: &[OsString]) -> String {
-    args.first()
-        .map(|a| a.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "gw".into())
+/// The `gw` a completion script calls: as it was run (`gw` on the `PATH`, or a path, made
+/// absolute).
+pub fn completer_path(env: &Env) -> String {
+    match env.exe_name.as_deref() {
+        Some(p) if p.contains('/') => env
+            .resolve_path(std::path::Path::new(p))
+            .display()
+            .to_string(),
+        Some(p) => p.to_string(),
+        None => "gw".into(),
+    }
 }
 
 fn clap_error(p: &mut Printer, e: clap::Error) -> u8 {

@@ -69,17 +69,44 @@ impl Table<'_> {
                 let head = style::paint(self.color, Role::Header, self.headers[0]);
                 out.push_str(&format!("{head}: {first}\n"));
             }
+            let indent = 2 + label + 1;
+            let room = self.width.map(|w| w.saturating_sub(indent).max(20));
             for (h, cell) in self.headers.iter().zip(row).skip(1) {
                 let name = format!("{h}:");
                 let pad = " ".repeat(label.saturating_sub(width(&name)));
-                out.push_str(&format!(
-                    "  {}{pad} {cell}\n",
-                    style::paint(self.color, Role::Dim, &name)
-                ));
+                let name = style::paint(self.color, Role::Dim, &name);
+                for (i, part) in wrap(cell, room).iter().enumerate() {
+                    if i == 0 {
+                        out.push_str(&format!("  {name}{pad} {part}\n"));
+                    } else {
+                        out.push_str(&format!("{}{part}\n", " ".repeat(indent)));
+                    }
+                }
             }
         }
         out
     }
+}
+
+/// `text` in lines of at most `room` columns, broken at spaces (a word longer than a line
+/// stays whole).
+fn wrap(text: &str, room: Option<usize>) -> Vec<String> {
+    let Some(room) = room else {
+        return vec![text.to_string()];
+    };
+    let mut lines = vec![String::new()];
+    for word in text.split(' ') {
+        let line = lines.last_mut().expect("one line");
+        if !line.is_empty() && width(line) + 1 + width(word) > room {
+            lines.push(word.to_string());
+        } else {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    lines
 }
 
 /// Column widths that fit `limit`, narrowing the widest columns first; `None` when no
@@ -199,7 +226,7 @@ mod tests {
         .render();
         assert_eq!(
             t,
-            "Workspace: ws\n  Issue: a long issue that must be read in full, every word of it\n"
+            "Workspace: ws\n  Issue: a long issue that must be read\n         in full, every word of it\n"
         );
     }
 }

@@ -202,7 +202,7 @@ pub fn completions(ctx: &Ctx<'_>, a: CompletionsArgs) -> CmdResult {
         Error::usage(format!("unsupported shell `{}`", a.shell))
             .with_fix("Use one of: bash, zsh, fish, nu, elvish, powershell")
     })?;
-    let completer = ctx.env.exe_name.clone().unwrap_or_else(|| "gw".into());
+    let completer = crate::cli::completer_path(ctx.env);
     let script = crate::cli::complete::script(shell, &completer)
         .map_err(|e| Error::internal(format!("cannot write the completion script: {e}")))?;
     Ok(Out::new(Script {
