@@ -161,9 +161,20 @@ impl Term {
 
     /// The screen as text, trailing spaces trimmed.
     pub fn text(&self) -> String {
-        let s = self.parser.screen().contents();
-        let lines: Vec<&str> = s.lines().map(str::trim_end).collect();
+        let screen = self.parser.screen();
+        let (_, cols) = screen.size();
+        let rows: Vec<String> = screen.rows(0, cols).collect();
+        let lines: Vec<&str> = rows.iter().map(|r| r.trim_end()).collect();
         lines.join("\n").trim_end().to_string() + "\n"
+    }
+
+    /// How many rows of the screen are continued on the next (a line wider than the
+    /// terminal, wrapped by it).
+    pub fn wrapped_rows(&self) -> usize {
+        let screen = self.parser.screen();
+        (0..screen.size().0)
+            .filter(|&r| screen.row_wrapped(r))
+            .count()
     }
 
     /// The screen.
