@@ -4,16 +4,16 @@
 //!
 //! Every picker filters as you type. Esc and Ctrl-C cancel any of them the same quiet way
 //! (`CANCELLED`, exit 8, shown to a person as one dimmed word). Ctrl-C needs care: the
-//! terminal library reads it as a key and then raises SIGINT, which would end `gw` with
-//! the cursor hidden. So while a prompt is up SIGINT is caught (and the terminal's `ISIG`
-//! is off, so a Ctrl-C typed before the prompt reads its first key arrives as a key too);
-//! outside prompts SIGINT ends `gw` as it always does. The terminal is left as it was on every way out: the prompt restores the cursor
+//! terminal library reads it as a key and then raises SIGINT, which would end `gw` (see
+//! `proc::signals`) with the cursor hidden. So while a prompt is up a signal is only
+//! recorded (`Mode::Defer`) and the prompt ends as cancelled; the terminal's `ISIG` is off
+//! too, so a Ctrl-C typed before the prompt reads its first key arrives as a key. The terminal is left as it was on every way out: the prompt restores the cursor
 //! and the terminal modes when it ends (answered, cancelled or failed), and the panic hook
 //! calls [`restore_terminal`].
 
 use std::io::{IsTerminal, Write};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
 
 use rustix::termios::{LocalModes, OptionalActions, Termios, tcgetattr, tcsetattr};
 
@@ -28,30 +28,6 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 static PLAIN: AtomicBool = AtomicBool::new(false);
 /// The terminal's modes before the prompt changed them.
 static SAVED: Mutex<Option<Termios>> = Mutex::new(None);
-/// Whether SIGINT does what it does by default (end the process), once a prompt has
-/// installed the handler that makes it do nothing while the prompt is up.
-static SIGINT_DEFAULT: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-
-/// Catches SIGINT while a prompt is up (`during`), and lets it end the process otherwise.
-fn sigint_during_prompt(during: bool) {
-    let flag = SIGINT_DEFAULT.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(true));
-        let _ = signal_hook::flag::register_conditional_default(
-            signal_hook::consts::SIGINT,
-            flag.clone(),
-        );
-        flag
-    });
-    flag.store(!during, Ordering::SeqCst);
-}
-
-/// After a prompt, for a command that handles SIGINT itself from then on (`gw run` stops
-/// its processes): SIGINT no longer ends the process by default.
-pub fn leave_sigint_to_the_command() {
-    if let Some(flag) = SIGINT_DEFAULT.get() {
-        flag.store(false, Ordering::SeqCst);
-    }
-}
 
 /// Whether a person is there to answer.
 pub fn interactive(machine: bool) -> bool {
@@ -104,13 +80,13 @@ fn ask<T>(f: impl FnOnce(RenderConfig<'static>) -> inquire::error::InquireResult
     } else {
         RenderConfig::default_colored()
     };
-    sigint_during_prompt(true);
+    let signals = crate::proc::signals::enter(crate::proc::signals::Mode::Defer);
     keys_not_signals();
     ACTIVE.store(true, Ordering::SeqCst);
     let r = f(config);
     ACTIVE.store(false, Ordering::SeqCst);
     restore_modes();
-    sigint_during_prompt(false);
+    drop(signals);
     r.map_err(|e| match e {
         InquireError::OperationCanceled | InquireError::OperationInterrupted => cancelled(),
         // Ctrl-C, read as a key by the terminal library, which then raised SIGINT.

@@ -31,8 +31,6 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
 
 pub fn run(ctx: &Ctx<'_>, a: RunArgs, ui: Ui) -> CmdResult {
     let name = super::workspace::name_or_pick(ctx, a.name, ui)?;
-    // `gw run` stops its processes on Ctrl-C itself.
-    crate::output::pick::leave_sigint_to_the_command();
     let opts = RunOptions {
         name,
         repos: a.repos,
