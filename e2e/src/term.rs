@@ -38,7 +38,7 @@ pub enum Stdout {
 impl Term {
     /// Starts `cmd` (its environment already set) in a `cols`×`rows` terminal; stdin and
     /// stderr are the terminal, stdout is the terminal or a pipe.
-    pub fn spawn(mut cmd: Command, cols: u16, rows: u16, stdout: Stdout) -> Term {
+    pub fn spawn(cmd: Command, cols: u16, rows: u16, stdout: Stdout) -> Term {
         let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)
             .expect("open a pseudo-terminal");
         grantpt(&master).expect("grantpt");

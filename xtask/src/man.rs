@@ -40,7 +40,9 @@ fn page(
     dir: &Path,
     written: &mut Vec<PathBuf>,
 ) -> Result<(), String> {
-    let cmd = cmd.clone().name(name.to_string());
+    // clap names commands with `&'static str`; a page name lives as long as this process.
+    let page_name: &'static str = Box::leak(name.to_string().into_boxed_str());
+    let cmd = cmd.clone().name(page_name);
     let mut buf = Vec::new();
     clap_mangen::Man::new(cmd.clone())
         .render(&mut buf)

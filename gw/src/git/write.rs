@@ -298,7 +298,8 @@ mod tests {
         std::fs::create_dir(&src).unwrap();
         git(&src, &["init", "-q", "-b", "main"]);
         for i in 0..300 {
-            std::fs::write(src.join(format!("f{i}")), i.to_string()).unwrap();
+            crate::fsx::write_atomic(&src.join(format!("f{i}")), i.to_string().as_bytes())
+                .unwrap();
         }
         git(&src, &["add", "."]);
         git(&src, &["commit", "-q", "-m", "files"]);
@@ -317,7 +318,7 @@ mod tests {
         // A checkout that fails (here: its post-checkout hook) removes the worktree.
         use std::os::unix::fs::PermissionsExt;
         let hook = src.join(".git/hooks/post-checkout");
-        std::fs::write(&hook, "#!/bin/sh\nexit 1\n").unwrap();
+        crate::fsx::write_atomic(&hook, b"#!/bin/sh\nexit 1\n").unwrap();
         std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
         let wt2 = tmp.path().join("wt2");
         assert!(worktree_add(&src, &wt2, "feat2", &how, &mut |_| {}).is_err());
