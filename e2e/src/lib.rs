@@ -270,16 +270,8 @@ impl TestEnv {
     /// Runs `script` with `shell -c` (bash, zsh, fish, nu…) and the hermetic environment;
     /// PATH includes the gw under test.
     pub fn shell(&self, shell: &str, cwd: &Path, script: &str) -> Run {
-        let mut cmd = Command::new(shell);
-        self.hermetic(&mut cmd);
-        let bin_dir = gw_bin().parent().expect("bin dir");
-        let path = format!(
-            "{}:{}",
-            bin_dir.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        cmd.env("PATH", path)
-            .arg("-c")
+        let mut cmd = self.with_gw_on_path(OsStr::new(shell));
+        cmd.arg("-c")
             .arg(script)
             .current_dir(cwd)
             .stdin(Stdio::null());
@@ -287,6 +279,20 @@ impl TestEnv {
             format!("{shell} -c {script}"),
             cmd.output().expect("shell runs"),
         )
+    }
+
+    /// `program` with the hermetic environment and the `gw` under test first on the `PATH`.
+    fn with_gw_on_path(&self, program: &OsStr) -> Command {
+        let mut cmd = Command::new(program);
+        self.hermetic(&mut cmd);
+        let bin_dir = gw_bin().parent().expect("bin dir");
+        let path = format!(
+            "{}:{}",
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        cmd.env("PATH", path);
+        cmd
     }
 
     /// `program args` (`gw` for the binary under test) in a `cols`×`rows` pseudo-terminal,
@@ -306,18 +312,10 @@ impl TestEnv {
         } else {
             OsStr::new(program)
         };
-        let mut cmd = Command::new(program);
-        self.hermetic(&mut cmd);
-        let bin_dir = gw_bin().parent().expect("bin dir");
-        let path = format!(
-            "{}:{}",
-            bin_dir.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
+        let mut cmd = self.with_gw_on_path(program);
         cmd.env_remove("NO_COLOR")
             .env_remove("COLUMNS")
             .env("TERM", "xterm-256color")
-            .env("PATH", path)
             .args(args)
             .current_dir(cwd);
         Term::spawn(cmd, cols, rows, stdout)

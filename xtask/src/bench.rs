@@ -66,7 +66,9 @@ alternately with a git baseline and reports the median of the per-pair ratios ag
 each case's budget (completion: the median time, at most 20 ms with 1,000 workspaces).
   --quick    small fixtures, a smoke run: every case must work, no budget is judged
   --json F   also write the figures to F
-  --scaling  also time status and list at growing sizes";
+  --scaling  also time status and list at growing sizes
+  --only C   only the cases named (comma-separated: status, context, list-s, list,
+             completion, create, delete)";
 
 impl Case {
     fn within(&self) -> bool {
@@ -107,6 +109,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .map(|i| args.get(i + 1).cloned().ok_or("--json needs a file"));
     let json = json.transpose()?;
     let scale = if quick { QUICK } else { FULL };
+    let only: Option<Vec<String>> = args
+        .iter()
+        .position(|a| a == "--only")
+        .map(|i| args.get(i + 1).ok_or("--only needs case names"))
+        .transpose()?
+        .map(|v| v.split(',').map(str::to_string).collect());
+    let wanted = |case: &str| only.as_ref().is_none_or(|o| o.iter().any(|c| c == case));
     let root = util::project_root();
     util::step("cargo build --release -p gw");
     let gw = util::build_release(&root, "gw")?;
@@ -116,20 +125,35 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let loadavg_start = loadavg();
     let mut cases = Vec::new();
     let fx = Fixture::prepare(&cache, &gw, scale)?;
-    util::step("status");
-    cases.push(fx.status_case(scale, "status")?);
-    util::step("context");
-    cases.push(fx.status_case(scale, "context")?);
-    util::step("list -s");
-    cases.push(fx.list_status_case(scale)?);
-    util::step("list");
-    cases.push(fx.list_case(scale, scale.list_workspaces)?);
-    util::step("completion");
-    cases.push(fx.complete_case(scale, scale.list_workspaces)?);
-    util::step("create");
-    cases.push(fx.create_case(scale)?);
-    util::step("delete");
-    cases.push(fx.delete_case(scale)?);
+    if wanted("status") {
+        util::step("status");
+        cases.push(fx.status_case(scale, "status")?);
+    }
+    if wanted("context") {
+        util::step("context");
+        cases.push(fx.status_case(scale, "context")?);
+    }
+    if wanted("list-s") {
+        util::step("list -s");
+        cases.push(fx.list_status_case(scale)?);
+    }
+    if wanted("list") || wanted("completion") {
+        // The list case also makes the home the completion case uses.
+        util::step("list");
+        cases.push(fx.list_case(scale, scale.list_workspaces)?);
+    }
+    if wanted("completion") {
+        util::step("completion");
+        cases.push(fx.complete_case(scale, scale.list_workspaces)?);
+    }
+    if wanted("create") {
+        util::step("create");
+        cases.push(fx.create_case(scale)?);
+    }
+    if wanted("delete") {
+        util::step("delete");
+        cases.push(fx.delete_case(scale)?);
+    }
 
     let mut report = String::new();
     let _ = writeln!(
