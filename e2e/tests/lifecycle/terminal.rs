@@ -321,4 +321,18 @@ fn nu_completion_script_parses_and_completes() {
     assert_eq!(run.status, 0, "{run}");
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(lines, ["[feat-login]", "[\"api,web\"]"], "{run}");
+
+    // The shell integration carries the same completer, and still changes directory.
+    let init = env.root.join("tmp/grove.nu");
+    std::fs::write(&init, env.gw(&["shell-init", "nu"]).success().stdout).unwrap();
+    let run = env.shell(
+        "nu",
+        &env.root,
+        &format!(
+            "source {}; print (nu-complete gw 'gw status f' | get value | to nuon); gw go feat-login; print (pwd)",
+            s(&init)
+        ),
+    );
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines, ["[feat-login]", s(&env.ws("feat-login"))], "{run}");
 }

@@ -137,6 +137,7 @@ impl EnvCompleter for Nu {
         buf: &mut dyn Write,
     ) -> std::io::Result<()> {
         let script = NU_SCRIPT
+            .replace("NU_COMPLETER", crate::ops::shell_init::NU_COMPLETER)
             .replace("VAR", var)
             .replace("NAME", &name.replace('-', "_"))
             .replace("BIN", bin)
@@ -176,22 +177,9 @@ fn nu_string(s: &str) -> String {
 }
 
 const NU_SCRIPT: &str = r#"# grove completions for nushell: gw completions nu | save -f ~/.gw-completions.nu
-# then add `source ~/.gw-completions.nu` to your config.nu
-def "nu-complete NAME" [context: string] {
-    let words = ($context | str trim --right | split row -r '\s+')
-    let words = if ($context | str ends-with " ") { $words | append "" } else { $words }
-    with-env { VAR: "nu" } { run-external COMPLETER "--" ...$words }
-    | lines
-    | each {|line|
-        let parts = ($line | split row "\t")
-        if ($parts | length) > 1 {
-            { value: ($parts | first), description: ($parts | get 1) }
-        } else {
-            { value: ($parts | first) }
-        }
-    }
-}
-
+# then add `source ~/.gw-completions.nu` to your config.nu. (`gw shell-init nu` includes
+# the same completer: with the shell integration, this file is not needed.)
+NU_COMPLETER
 export extern "BIN" [
     ...args: string@"nu-complete NAME"
 ]

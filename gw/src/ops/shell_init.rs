@@ -21,7 +21,16 @@ pub fn shell_init(shell: &str) -> Result<ShellInitReport> {
         "bash" => ("bash", POSIX),
         "zsh" => ("zsh", POSIX),
         "fish" => ("fish", FISH),
-        "nu" | "nushell" => ("nu", NU),
+        "nu" | "nushell" => {
+            let completer = NU_COMPLETER
+                .replace("VAR", "COMPLETE")
+                .replace("NAME", "gw")
+                .replace("COMPLETER", "\"gw\"");
+            return Ok(ShellInitReport {
+                shell: "nu".to_string(),
+                script: NU.replace("NU_COMPLETER", &completer),
+            });
+        }
         other => {
             return Err(Error::usage(format!("unsupported shell `{other}`"))
                 .with_fix(format!("Name one of: {}", SHELLS.join(", "))));
@@ -113,8 +122,29 @@ function gw --wraps gw --description 'grove workspaces'
 end
 "#;
 
+/// nushell's completer for `gw` (a template: `VAR`, `NAME`, `COMPLETER`): it hands the line
+/// to `COMPLETE=nu gw -- WORDS…` and reads back one `value<TAB>description` per line. Part of
+/// the nu integration, and of `gw completions nu`.
+pub const NU_COMPLETER: &str = r#"def "nu-complete NAME" [context: string] {
+    let words = ($context | str trim --right | split row -r '\s+')
+    let words = if ($context | str ends-with " ") { $words | append "" } else { $words }
+    with-env { VAR: "nu" } { run-external COMPLETER "--" ...$words }
+    | lines
+    | each {|line|
+        let parts = ($line | split row "\t")
+        if ($parts | length) > 1 {
+            { value: ($parts | first), description: ($parts | get 1) }
+        } else {
+            { value: ($parts | first) }
+        }
+    }
+}
+"#;
+
 const NU: &str = r#"# grove shell integration: gw shell-init nu | save -f ~/.grove.nu; source ~/.grove.nu
-def --env --wrapped gw [...args: string] {
+# (it completes workspace names, repositories and presets too)
+NU_COMPLETER
+def --env --wrapped gw [...args: string@"nu-complete gw"] {
     if ($args | is-not-empty) and ($args | first) == "go" {
         let out = (^gw ...$args | str trim)
         if ($out | is-not-empty) and ($out | path exists) and (($out | path type) == "dir") {
