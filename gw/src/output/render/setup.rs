@@ -74,7 +74,13 @@ impl Render for DirReport {
             _ => p.message(Role::Success, &format!("Removed {dir}"))?,
         }
         if let Some(n) = self.repos_found {
-            p.message(Role::Plain, &format!("{n} repos found"))?;
+            p.message(
+                Role::Plain,
+                &format!(
+                    "{} found",
+                    crate::ops::count(n, "repository", "repositories")
+                ),
+            )?;
         }
         Ok(())
     }
