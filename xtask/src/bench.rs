@@ -67,6 +67,7 @@ each case's budget (completion: the median time, at most 20 ms with 1,000 worksp
   --quick    small fixtures, a smoke run: every case must work, no budget is judged
   --json F   also write the figures to F
   --scaling  also time status and list at growing sizes
+  --gw PATH  time this gw instead of building the release one
   --only C   only the cases named (comma-separated: status, context, list-s, list,
              completion, create, delete)";
 
@@ -117,8 +118,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .map(|v| v.split(',').map(str::to_string).collect());
     let wanted = |case: &str| only.as_ref().is_none_or(|o| o.iter().any(|c| c == case));
     let root = util::project_root();
-    util::step("cargo build --release -p gw");
-    let gw = util::build_release(&root, "gw")?;
+    let given = args
+        .iter()
+        .position(|a| a == "--gw")
+        .map(|i| args.get(i + 1).map(std::path::PathBuf::from).ok_or("--gw needs a path"))
+        .transpose()?;
+    let gw = match given {
+        Some(gw) => gw,
+        None => {
+            util::step("cargo build --release -p gw");
+            util::build_release(&root, "gw")?
+        }
+    };
     let cache = util::target_dir(&root)?.join("bench-fixtures");
     let started = Instant::now();
 
