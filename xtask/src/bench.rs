@@ -121,7 +121,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let given = args
         .iter()
         .position(|a| a == "--gw")
-        .map(|i| args.get(i + 1).map(std::path::PathBuf::from).ok_or("--gw needs a path"))
+        .map(|i| {
+            args.get(i + 1)
+                .map(std::path::PathBuf::from)
+                .ok_or("--gw needs a path")
+        })
         .transpose()?;
     let gw = match given {
         Some(gw) => gw,

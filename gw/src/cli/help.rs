@@ -36,6 +36,7 @@ const GROUPS: &[(&str, &[&str])] = &[
         "For agents and scripts",
         &["context", "plan", "apply", "schema"],
     ),
+    ("When something is wrong", &["bug-report"]),
 ];
 
 const EXAMPLES: &str = "\
@@ -136,7 +137,14 @@ fn groups(cmd: &clap::Command) -> String {
         .unwrap_or(0);
     let line = |c: &clap::Command| {
         let about = c.get_about().map(|a| a.to_string()).unwrap_or_default();
-        format!("  {:<width$}  {about}\n", c.get_name())
+        // Aliases as clap shows them.
+        let aliases: Vec<&str> = c.get_visible_aliases().collect();
+        let aliases = match aliases.len() {
+            0 => String::new(),
+            1 => format!(" [alias: {}]", aliases[0]),
+            _ => format!(" [aliases: {}]", aliases.join(", ")),
+        };
+        format!("  {:<width$}  {about}{aliases}\n", c.get_name())
     };
     let mut out = String::new();
     for (title, names) in GROUPS {

@@ -2,9 +2,11 @@
 //! repository format git itself supports.
 
 use std::path::Path;
+use std::time::Instant;
 
 use super::Error;
-use crate::proc::{self, Cmd, Stream};
+use crate::log;
+use crate::proc::{self, Cmd, Output, Stream};
 
 /// How far git says a step is, from what it prints with `--progress`
 /// (`Updating files:  45% (9000/20000)`, `Receiving objects: 12% (120/1000), 1.2 MiB`).
@@ -43,31 +45,41 @@ pub fn parse_progress(line: &str) -> Option<Progress<'_>> {
     })
 }
 
-/// Runs a git command that was given `--progress`, handing each progress report to `on`;
-/// fails like [`Cmd::check`], with the progress lines left out of the error.
-fn run_with_progress(cmd: &mut Cmd, on: &mut dyn FnMut(Progress<'_>)) -> Result<(), Error> {
+/// Runs a git mutation that reports progress (`--progress`, or `worktree add` without
+/// `--quiet`), handing each report to `on`; fails like [`check`] (and is logged like it),
+/// with the progress lines left out of the error and the log.
+fn run_with_progress(
+    cmd: &mut Cmd,
+    repo: &Path,
+    on: &mut dyn FnMut(Progress<'_>),
+) -> Result<(), Error> {
     // Without this, git waits two seconds before its first report.
     cmd.env("GIT_PROGRESS_DELAY", "0").progress_lines();
-    let out = cmd.stream(&mut |stream, line| {
-        if stream == Stream::Stderr
-            && let Some(p) = parse_progress(line)
-        {
-            on(p);
+    logged(cmd, repo, |cmd| {
+        let mut out = cmd.stream(&mut |stream, line| {
+            if stream == Stream::Stderr
+                && let Some(p) = parse_progress(line)
+            {
+                on(p);
+            }
+        })?;
+        let stderr: Vec<&str> = out
+            .stderr
+            .split(['\r', '\n'])
+            .filter(|l| !l.trim().is_empty() && parse_progress(l).is_none())
+            .collect();
+        out.stderr = stderr.join("\n");
+        if out.success() {
+            Ok(out)
+        } else {
+            Err(proc::Error::Failed {
+                command: cmd.display(),
+                status: out.status,
+                stderr: proc::tail_lines(&out.stderr, 20),
+            })
         }
     })?;
-    if out.success() {
-        return Ok(());
-    }
-    let stderr: Vec<&str> = out
-        .stderr
-        .split(['\r', '\n'])
-        .filter(|l| !l.trim().is_empty() && parse_progress(l).is_none())
-        .collect();
-    Err(Error::from(proc::Error::Failed {
-        command: cmd.display(),
-        status: out.status,
-        stderr: proc::tail_lines(&stderr.join("\n"), 20),
-    }))
+    Ok(())
 }
 
 /// How a worktree gets its branch.
@@ -108,7 +120,7 @@ pub fn worktree_add(
                 .arg(remote_ref);
         }
     }
-    run_with_progress(&mut cmd, on)
+    run_with_progress(&mut cmd, source, on)
 }
 
 /// `git worktree remove`; `force` discards uncommitted changes.
@@ -118,15 +130,17 @@ pub fn worktree_remove(source: &Path, path: &Path, force: bool) -> Result<(), Er
     if force {
         cmd.args(["--force", "--force"]);
     }
-    cmd.arg(path).check()?;
+    cmd.arg(path);
+    check(&cmd, source)?;
     Ok(())
 }
 
 /// `git worktree prune`: drops registrations whose directory is gone.
 pub fn worktree_prune(source: &Path) -> Result<(), Error> {
-    Cmd::git(source)
-        .args(["worktree", "prune", "--expire=now"])
-        .check()?;
+    check(
+        Cmd::git(source).args(["worktree", "prune", "--expire=now"]),
+        source,
+    )?;
     Ok(())
 }
 
@@ -137,15 +151,16 @@ pub fn worktree_repair(source: &Path, paths: &[&Path]) -> Result<(), Error> {
     for p in paths {
         cmd.arg(p);
     }
-    cmd.check()?;
+    check(&cmd, source)?;
     Ok(())
 }
 
 /// Deletes a local branch; without `force` git refuses an unmerged one.
 pub fn branch_delete(source: &Path, branch: &str, force: bool) -> Result<(), Error> {
-    Cmd::git(source)
-        .args(["branch", if force { "-D" } else { "-d" }, "--", branch])
-        .check()?;
+    check(
+        Cmd::git(source).args(["branch", if force { "-D" } else { "-d" }, "--", branch]),
+        source,
+    )?;
     Ok(())
 }
 
@@ -153,6 +168,7 @@ pub fn branch_delete(source: &Path, branch: &str, force: bool) -> Result<(), Err
 pub fn fetch(source: &Path, on: &mut dyn FnMut(Progress<'_>)) -> Result<(), Error> {
     run_with_progress(
         Cmd::git(source).args(["fetch", "--all", "--quiet", "--progress"]),
+        source,
         on,
     )
 }
@@ -169,6 +185,7 @@ pub fn clone(
         Cmd::git(cwd)
             .args(["clone", "--quiet", "--progress", "--", url])
             .arg(dest),
+        cwd,
         on,
     )
 }
@@ -180,15 +197,17 @@ pub fn switch(path: &Path, target: &str, detach: bool) -> Result<(), Error> {
     if detach {
         cmd.arg("--detach");
     }
-    cmd.arg(target).check()?;
+    cmd.arg(target);
+    check(&cmd, path)?;
     Ok(())
 }
 
 /// Creates `branch` at `at` (a commit) without checking it out.
 pub fn branch_create(source: &Path, branch: &str, at: &str) -> Result<(), Error> {
-    Cmd::git(source)
-        .args(["branch", "--no-track", "--", branch, at])
-        .check()?;
+    check(
+        Cmd::git(source).args(["branch", "--no-track", "--", branch, at]),
+        source,
+    )?;
     Ok(())
 }
 
@@ -210,11 +229,11 @@ pub enum Rebase {
 /// a rebase that stops is `Ok(Rebase::Stopped)`.
 pub fn rebase(path: &Path, onto: &str) -> Result<Rebase, Error> {
     // No editor may open: a rebase that would need one must fail, not hang.
-    let out = Cmd::git(path)
-        .env("GIT_EDITOR", ":")
+    let mut cmd = Cmd::git(path);
+    cmd.env("GIT_EDITOR", ":")
         .env("GIT_SEQUENCE_EDITOR", ":")
-        .args(["rebase", "--quiet", onto])
-        .run()?;
+        .args(["rebase", "--quiet", onto]);
+    let out = logged(&cmd, path, Cmd::run)?;
     if out.success() {
         return Ok(Rebase::Done);
     }
@@ -235,25 +254,89 @@ pub fn rebase(path: &Path, onto: &str) -> Result<Rebase, Error> {
 
 /// `git rebase --abort`: puts the branch, index and files back as they were.
 pub fn rebase_abort(path: &Path) -> Result<(), Error> {
-    Cmd::git(path).args(["rebase", "--abort"]).check()?;
+    check(Cmd::git(path).args(["rebase", "--abort"]), path)?;
     Ok(())
 }
 
 /// Throws away changes to tracked files (index and working tree back to HEAD), as
 /// `git switch --discard-changes` would; untracked files are not touched.
 pub fn discard_changes(path: &Path) -> Result<(), Error> {
-    Cmd::git(path)
-        .args(["reset", "--hard", "--quiet", "HEAD"])
-        .check()?;
+    check(
+        Cmd::git(path).args(["reset", "--hard", "--quiet", "HEAD"]),
+        path,
+    )?;
     Ok(())
 }
 
 /// `git fetch --all --prune --quiet`: also drops remote-tracking refs whose branch is gone.
 pub fn fetch_prune(source: &Path) -> Result<(), Error> {
-    Cmd::git(source)
-        .args(["fetch", "--all", "--prune", "--quiet"])
-        .check()?;
+    check(
+        Cmd::git(source).args(["fetch", "--all", "--prune", "--quiet"]),
+        source,
+    )?;
     Ok(())
+}
+
+/// Runs a git mutation that must succeed, recording it in `grove.log`.
+fn check(cmd: &Cmd, repo: &Path) -> Result<Output, proc::Error> {
+    logged(cmd, repo, Cmd::check)
+}
+
+/// Runs `cmd` through `run` (`Cmd::run` or `Cmd::check`) and records the command line, the
+/// repository, how it ended and how long it took in `grove.log`.
+fn logged(
+    cmd: &Cmd,
+    repo: &Path,
+    run: impl FnOnce(&Cmd) -> Result<Output, proc::Error>,
+) -> Result<Output, proc::Error> {
+    let start = Instant::now();
+    let result = run(cmd);
+    let line = cmd.display();
+    let took = start.elapsed();
+    match &result {
+        Ok(out) if out.success() => log::git(&line, repo, log::Outcome::Ok, took, &out.stderr),
+        Ok(out) => {
+            let status = out.status.to_string();
+            let reason = reason(&out.stderr);
+            let outcome = log::Outcome::Failed {
+                code: &status,
+                message: &reason,
+            };
+            log::git(&line, repo, outcome, took, &out.stderr);
+        }
+        Err(e) => {
+            let (code, stderr) = match e {
+                proc::Error::Failed { status, stderr, .. } => (status.to_string(), stderr.as_str()),
+                proc::Error::Spawn { .. } => ("spawn failed".to_string(), ""),
+            };
+            let message = if stderr.is_empty() {
+                e.to_string()
+            } else {
+                reason(stderr)
+            };
+            let outcome = log::Outcome::Failed {
+                code: &code,
+                message: &message,
+            };
+            log::git(&line, repo, outcome, took, stderr);
+        }
+    }
+    result
+}
+
+/// The line of git's stderr that says why: the first `fatal:`/`error:` line, else the last.
+fn reason(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines
+        .iter()
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or(lines.last())
+        .map(|l| l.to_string())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

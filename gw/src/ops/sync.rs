@@ -398,7 +398,13 @@ pub fn report(ws: &Workspace, mut repos: Vec<RepoSync>, command: &str) -> SyncRe
             ));
         }
     }
-    let failure = failure(ws, &repos, command);
+    let failure = match crate::proc::signals::requested() {
+        Some(sig) => Some(crate::ops::tx::cancelled(
+            sig,
+            "(repositories not rebased yet were left as they were)",
+        )),
+        None => failure(ws, &repos, command),
+    };
     SyncReport {
         workspace: ws.name.clone(),
         path: ws.path.clone(),
@@ -504,7 +510,14 @@ fn inspect(ctx: &Ctx<'_>, r: &RepoEntry, fetch: bool) -> Stage {
     }
     if let Some(op) = &head.in_progress {
         out.actions.push(out.status_action());
-        return done(out, Outcome::Skipped, format!("a {op} is in progress"));
+        let wt = crate::proc::shell_quote(&out.result.path.to_string_lossy());
+        return done(
+            out,
+            Outcome::Skipped,
+            format!(
+                "a {op} is in progress: finish it (`git -C {wt} {op} --continue`) or undo it (`git -C {wt} {op} --abort`), then sync again"
+            ),
+        );
     }
     if head.detached {
         out.actions.push(out.status_action());
@@ -593,6 +606,16 @@ fn rebase(ctx: &Ctx<'_>, b: Behind) -> (RepoSync, Option<RepoConfig>) {
     } = b;
     let name = out.result.repo.clone();
     let worktree = out.result.path.clone();
+    // A rebase is never cut short by Ctrl-C (it would be left in progress): one that has
+    // started finishes or is aborted; one that has not does not start.
+    let _defer = crate::proc::signals::enter(crate::proc::signals::Mode::Defer);
+    if let Some(sig) = crate::proc::signals::requested() {
+        let why = format!(
+            "not rebased: interrupted by {}",
+            crate::proc::signal_name(sig)
+        );
+        return (out.done(Outcome::Skipped, why), None);
+    }
     // The rebase moves the branch ref (shared with the source repository): hold its lock.
     let lock = match tx::repo_lock(ctx, &source) {
         Ok(l) => l,

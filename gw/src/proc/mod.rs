@@ -6,10 +6,11 @@
 //!
 //! Every child grove waits for is the leader of a process group of its own, so a Ctrl-C
 //! at the terminal (or a signal to grove's group) reaches grove alone, which decides what
-//! happens to its children ([`signals`]); on Linux each also gets SIGTERM when grove dies,
-//! however it dies. While an operation runs, its journal's lock is every child's stdin
-//! ([`inherit_lock`]): the lock, and so the operation, stays held while anything the
-//! operation started is still at work, even after grove itself was killed.
+//! happens to its children ([`signals`]). On Linux each but git also gets SIGTERM when
+//! grove dies, however it dies; git finishes what it started (see [`Cmd::git`]). While an
+//! operation runs, every child keeps its journal's lock open ([`inherit_lock`]): the lock,
+//! and so the operation, stays held while anything the operation started is still at
+//! work, even after grove itself was killed.
 //!
 //! Several long-running children (`gw run`) share one [`Stop`]: SIGINT, SIGTERM or a
 //! deadline turns into a stop request, and each child supervised with it
@@ -47,6 +48,11 @@ pub struct Cmd {
     timeout: Option<Duration>,
     /// Output lines also end at a lone carriage return (see [`Cmd::progress_lines`]).
     split_cr: bool,
+    /// Once started, let it finish even when grove dies or is told to stop: git. A git
+    /// command ended half way by a signal leaves its lock files (`config.lock`,
+    /// `packed-refs.new`, …: 2 of 300 `git branch -D` given SIGTERM did), which block the
+    /// repository until someone removes them; one that finishes leaves nothing.
+    finish: bool,
 }
 
 /// How a process ended.
@@ -155,6 +161,7 @@ impl Cmd {
             envs: Vec::new(),
             timeout: None,
             split_cr: false,
+            finish: false,
         }
     }
 
@@ -168,6 +175,7 @@ impl Cmd {
     /// `git` with prompts disabled, so it fails instead of waiting for a password.
     pub fn git(cwd: &Path) -> Cmd {
         let mut cmd = Cmd::new("git", cwd);
+        cmd.finish = true;
         cmd.env("GIT_TERMINAL_PROMPT", "0");
         if let Some(ssh) = defaults().ssh_command.as_deref() {
             cmd.env("GIT_SSH_COMMAND", ssh);
@@ -257,7 +265,7 @@ impl Cmd {
             .map(File::try_clone)
             .transpose()
             .map_err(|e| self.spawn_error(e))?;
-        in_child(&mut c, lock.as_ref());
+        in_child(&mut c, lock.as_ref(), !self.finish);
         // `lock` stays open in grove until the child has its own copy.
         c.spawn().map_err(|e| self.spawn_error(e))
     }
@@ -276,7 +284,7 @@ impl Cmd {
             return self.stream(&mut |_, _| {});
         }
         let child = self.spawn()?;
-        let _tracked = signals::track(child.id());
+        let _tracked = signals::track(child.id(), !self.finish);
         let out = child.wait_with_output().map_err(|e| self.spawn_error(e))?;
         Ok(Output {
             status: Status::from_exit(out.status),
@@ -393,14 +401,15 @@ fn inherited() -> std::sync::MutexGuard<'static, Vec<File>> {
 }
 
 /// What the child does between fork and exec: keep `lock` open across exec (std opens
-/// every file close-on-exec), and on Linux ask for SIGTERM when grove dies.
+/// every file close-on-exec), and — `die_with_grove`, on Linux — ask for SIGTERM when
+/// grove dies.
 ///
 /// The parent-death signal comes when the thread that started the child ends — grove's
-/// thread waiting for it, so in practice when grove dies, however it dies; SIGTERM lets git
-/// remove its own lock files. Elsewhere children outlive a killed grove; the lock they hold
-/// still tells recovery they are at work.
+/// thread waiting for it, so in practice when grove dies, however it dies. Git is not
+/// given one (see [`Cmd::git`]): it finishes, holding `lock`, which tells recovery it is
+/// still at work.
 #[allow(unsafe_code)]
-fn in_child(c: &mut Command, lock: Option<&File>) {
+fn in_child(c: &mut Command, lock: Option<&File>, die_with_grove: bool) {
     use std::os::fd::{AsRawFd, BorrowedFd};
     let lock = lock.map(AsRawFd::as_raw_fd);
     #[cfg(target_os = "linux")]
@@ -415,7 +424,7 @@ fn in_child(c: &mut Command, lock: Option<&File>) {
                 rustix::io::fcntl_setfd(BorrowedFd::borrow_raw(fd), rustix::io::FdFlags::empty())?;
             }
             #[cfg(target_os = "linux")]
-            {
+            if die_with_grove {
                 use rustix::process::{Signal, getpid, getppid, kill_process};
                 rustix::process::set_parent_process_death_signal(Some(Signal::TERM))?;
                 // grove died before the signal was armed: act as if it had fired.

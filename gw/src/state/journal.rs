@@ -20,6 +20,7 @@ pub const VERSION: u32 = 1;
 
 /// What kind of command wrote the journal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Create,
@@ -90,9 +91,17 @@ pub enum Action {
     },
     /// A rename of a directory (a workspace into `.trash/`, or to its new name).
     MoveDir { from: PathBuf, to: PathBuf },
-    /// `git worktree prune` in `source` after `paths` moved away (not undoable; only done
-    /// after the commit point).
+    /// `git worktree prune` in `source`: every registration whose directory is gone. Only
+    /// in journals of earlier versions (now [`Action::RemoveRegistration`] removes exactly
+    /// grove's own); recovery still finishes it.
     PruneWorktrees { repo: String, source: PathBuf },
+    /// Removes `source`'s registration of the worktree that was at `path` (as git recorded
+    /// it), after the directory moved away. Not undoable; only done after the commit point.
+    RemoveRegistration {
+        repo: String,
+        source: PathBuf,
+        path: PathBuf,
+    },
     /// `git worktree repair` of `paths` in `source` after they moved.
     RepairWorktrees {
         repo: String,
@@ -130,6 +139,7 @@ impl Action {
         match self {
             Action::AddWorktree { repo, .. }
             | Action::PruneWorktrees { repo, .. }
+            | Action::RemoveRegistration { repo, .. }
             | Action::RepairWorktrees { repo, .. }
             | Action::DeleteBranch { repo, .. }
             | Action::SwitchBranch { repo, .. } => Some(repo),
@@ -149,6 +159,9 @@ impl Action {
             Action::MoveDir { from, to } => format!("move {} to {}", from.display(), to.display()),
             Action::PruneWorktrees { repo, .. } => {
                 format!("prune stale worktree registrations of {repo}")
+            }
+            Action::RemoveRegistration { repo, path, .. } => {
+                format!("remove {repo}'s registration of {}", path.display())
             }
             Action::RepairWorktrees { repo, .. } => {
                 format!("repair worktree registrations of {repo}")
@@ -196,6 +209,7 @@ pub struct Step {
 
 /// Where the operation as a whole is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// Changing things; a failure rolls back.
@@ -236,12 +250,12 @@ pub enum Error {
 pub struct Journal {
     dir: PathBuf,
     pub record: Record,
-    _lock: File,
+    lock: File,
     writes: u32,
 }
 
 fn dir(home: &GroveHome) -> PathBuf {
-    home.root().join("operations")
+    home.operations()
 }
 
 fn new_id(kind: Kind, workspace: &str) -> String {
@@ -305,7 +319,7 @@ impl Journal {
                 phase: Phase::Running,
                 steps: Vec::new(),
             },
-            _lock: lock,
+            lock,
             writes: 0,
         };
         journal.write()?;
@@ -316,6 +330,11 @@ impl Journal {
         &self.record.id
     }
 
+    /// The lock this process holds while the operation runs.
+    pub fn lock(&self) -> &File {
+        &self.lock
+    }
+
     fn path(&self) -> PathBuf {
         self.dir.join(format!("{}.json", self.record.id))
     }
@@ -323,7 +342,7 @@ impl Journal {
     /// Writes the record durably.
     pub fn write(&mut self) -> Result<(), Error> {
         self.record.updated_at = crate::time::now_utc();
-        let text = serde_json::to_string_pretty(&self.record).expect("journal records serialise");
+        let text = serialise(&self.path(), &self.record)?;
         fsx::write_atomic(&self.path(), text.as_bytes())?;
         self.writes += 1;
         crash_point(self.writes);
@@ -434,9 +453,21 @@ fn parse(path: &Path, text: &str) -> Result<Record, String> {
 
 /// Rewrites a recovered journal (durably).
 pub fn rewrite(path: &Path, record: &Record) -> Result<(), Error> {
-    let text = serde_json::to_string_pretty(record).expect("journal records serialise");
+    let text = serialise(path, record)?;
     fsx::write_atomic(path, text.as_bytes())?;
     Ok(())
+}
+
+/// A record as JSON; a path that is not UTF-8 cannot be written (nothing grove makes has
+/// one: its paths come from configuration and names, which are text).
+fn serialise(path: &Path, record: &Record) -> Result<String, Error> {
+    serde_json::to_string_pretty(record).map_err(|e| {
+        Error::Io(fsx::Error::new(
+            "write",
+            path,
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
+        ))
+    })
 }
 
 /// Removes a recovered journal and its lock file.
@@ -446,25 +477,21 @@ pub fn remove(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// Crash testing: with `GW_CRASH_AFTER_JOURNAL_WRITES=N` in a debug build, the process
-/// kills itself with SIGKILL right after its Nth journal write. Release builds ignore it.
-#[cfg(debug_assertions)]
+/// Crash testing: after its `n`th journal write the process kills itself with SIGKILL
+/// (`GW_CRASH_AFTER_JOURNAL_WRITES=N`, read by `Env` and set here once at start-up). In
+/// every build, so that the crash tests run against the binary that ships.
+pub fn crash_after_writes(n: Option<u32>) {
+    let _ = CRASH_AFTER.set(n);
+}
+
+static CRASH_AFTER: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+
 fn crash_point(writes: u32) {
-    static AT: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
-    #[allow(clippy::disallowed_methods)]
-    let at = AT.get_or_init(|| {
-        std::env::var("GW_CRASH_AFTER_JOURNAL_WRITES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-    });
-    if *at == Some(writes) {
+    if CRASH_AFTER.get().copied().flatten() == Some(writes) {
         let _ =
             rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
     }
 }
-
-#[cfg(not(debug_assertions))]
-fn crash_point(_: u32) {}
 
 #[cfg(test)]
 mod tests {
