@@ -585,7 +585,11 @@ impl Fixture {
             .stdout(Stdio::piped())
             .output()
             .map_err(|e| e.to_string())?;
-        let found = String::from_utf8_lossy(&out.stdout).lines().count();
+        // The names, then the command's flags (an empty word completes both).
+        let found = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with("ws-"))
+            .count();
         if found != workspaces {
             return Err(format!(
                 "completion offered {found} workspace names, not {workspaces}"
