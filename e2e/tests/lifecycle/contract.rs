@@ -218,7 +218,7 @@ pre_delete = '''sed -i 's/"created_at": "[^"]*"/"created_at": "2000-01-01T00:00:
         let line = format!("{} create new -b new -r api --replace", s(gw));
         let run = env.sh(
             &ws,
-            &format!("printf 'n\\r' | script -qec {} /dev/null", e2e_quote(&line)),
+            &format!("printf 'n' | script -qec {} /dev/null", e2e_quote(&line)),
         );
         assert!(
             run.stdout.contains("cancelled") || run.stderr.contains("cancelled"),
@@ -227,7 +227,7 @@ pre_delete = '''sed -i 's/"created_at": "[^"]*"/"created_at": "2000-01-01T00:00:
         let status = env.sh(
             &ws,
             &format!(
-                "printf 'n\\r' | script -qec {} /dev/null; echo \"exit=$?\"",
+                "printf 'n' | script -qec {} /dev/null; echo \"exit=$?\"",
                 e2e_quote(&format!("{line}; exit $?"))
             ),
         );

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rustix::termios::{LocalModes, OptionalActions, Termios, tcgetattr, tcsetattr};
 
 use inquire::ui::RenderConfig;
-use inquire::{Confirm, InquireError, MultiSelect, Select, Text};
+use inquire::{InquireError, MultiSelect, Select, Text};
 
 use crate::error::{Code, Error, Result};
 
@@ -73,6 +73,19 @@ pub fn cancelled() -> Error {
     Error::new(Code::Cancelled, "cancelled")
 }
 
+/// Runs `f` while a prompt is on screen: signals deferred, Ctrl-C a key, and the terminal
+/// restored afterwards.
+fn guarded<T>(f: impl FnOnce() -> T) -> T {
+    let signals = crate::proc::signals::enter(crate::proc::signals::Mode::Defer);
+    keys_not_signals();
+    ACTIVE.store(true, Ordering::SeqCst);
+    let r = f();
+    ACTIVE.store(false, Ordering::SeqCst);
+    restore_modes();
+    drop(signals);
+    r
+}
+
 /// Runs one prompt, marking it active while it is on screen.
 fn ask<T>(f: impl FnOnce(RenderConfig<'static>) -> inquire::error::InquireResult<T>) -> Result<T> {
     let config = if PLAIN.load(Ordering::Relaxed) {
@@ -80,13 +93,7 @@ fn ask<T>(f: impl FnOnce(RenderConfig<'static>) -> inquire::error::InquireResult
     } else {
         RenderConfig::default_colored()
     };
-    let signals = crate::proc::signals::enter(crate::proc::signals::Mode::Defer);
-    keys_not_signals();
-    ACTIVE.store(true, Ordering::SeqCst);
-    let r = f(config);
-    ACTIVE.store(false, Ordering::SeqCst);
-    restore_modes();
-    drop(signals);
+    let r = guarded(|| f(config));
     r.map_err(|e| match e {
         InquireError::OperationCanceled | InquireError::OperationInterrupted => cancelled(),
         // Ctrl-C, read as a key by the terminal library, which then raised SIGINT.
@@ -145,14 +152,38 @@ pub fn text(prompt: &str, default: &str) -> Result<String> {
     })
 }
 
-/// Yes or no; no by default.
+/// Yes or no, answered with one key (`y`; `n` or Enter for the default, no); Esc or
+/// Ctrl-C cancels.
 pub fn confirm(prompt: &str) -> Result<bool> {
-    ask(|config| {
-        Confirm::new(prompt)
-            .with_render_config(config)
-            .with_default(false)
-            .prompt()
-    })
+    use console::Key;
+    let term = console::Term::stderr();
+    let plain = PLAIN.load(Ordering::Relaxed);
+    let paint = |role, text: &str| super::style::paint(!plain, role, text);
+    let answer = guarded(|| -> std::io::Result<Option<bool>> {
+        term.write_str(&format!(
+            "{} {prompt} {} ",
+            paint(super::Role::Success, "?"),
+            paint(super::Role::Dim, "(y/N, esc to cancel)")
+        ))?;
+        loop {
+            let (answer, word) = match term.read_key() {
+                Ok(Key::Char('y' | 'Y')) => (Some(true), "yes"),
+                Ok(Key::Char('n' | 'N') | Key::Enter) => (Some(false), "no"),
+                Ok(Key::Escape | Key::CtrlC) => (None, ""),
+                // Ctrl-C, read as a key by the terminal library, which then raised SIGINT.
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => (None, ""),
+                Err(e) => return Err(e),
+                Ok(_) => continue,
+            };
+            term.write_line(word)?;
+            return Ok(answer);
+        }
+    });
+    match answer {
+        Ok(Some(yes)) => Ok(yes),
+        Ok(None) => Err(cancelled()),
+        Err(e) => Err(Error::new(Code::Cancelled, format!("prompt failed: {e}"))),
+    }
 }
 
 /// A list item that remembers its position.
