@@ -563,6 +563,27 @@ fn edge_inputs_get_clear_errors() {
     assert!(run.stdout.contains("no longer exists"), "{run}");
 }
 
+/// Item 8: git that may not write the repository (read-only: as root, faked) is
+/// `PERMISSION_DENIED`, not `GIT_FAILED`; and nothing is left behind.
+#[test]
+fn a_repository_git_may_not_write_is_permission_denied() {
+    let mut env = TestEnv::with_repos(&["api"]);
+    let before = env.snapshot();
+    env.fake_git(&[(
+        "worktree add",
+        "echo \"fatal: could not create leading directories of '.git/worktrees/api': Permission denied\" >&2; exit 128",
+    )]);
+    let run = env
+        .gw(&["create", "ws", "-b", "ws", "-r", "api", "--format", "json"])
+        .code(6);
+    assert_eq!(run.error_code(), "PERMISSION_DENIED", "{run}");
+    assert!(
+        run.json()["fix"].as_str().unwrap().contains("permissions"),
+        "{run}"
+    );
+    env.assert_unchanged(&before);
+}
+
 /// Item 8: A grove directory or current directory whose path is not UTF-8.
 #[test]
 fn paths_that_are_not_utf8_are_errors_not_panics() {
@@ -620,4 +641,35 @@ fn an_edited_plan_with_a_recomputed_digest_is_refused() {
 
 fn shell(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// Item 6: a sync killed while its rebase is stopped on a conflict leaves a journal, from
+/// which `gw doctor --fix` aborts the rebase: the worktree is back on its branch as it was.
+#[test]
+fn a_killed_sync_leaves_no_rebase_in_progress() {
+    let mut env = TestEnv::with_repos(&["api"]);
+    env.create("ws", "ws", "api");
+    let api = env.ws("ws").join("api");
+    env.commit(&api, "README.md", "ours\n", "ours");
+    let before = env.worktree_state(&api);
+    env.push_upstream("api", "main", "README.md", "theirs\n");
+    // git stops on the conflict; gw is killed before it can abort the rebase.
+    let gate = env.fake_git(&[(
+        "rebase --quiet",
+        &format!("\"$REAL\" \"$@\"; rc=$?\n{WAIT_FOR_RELEASE}\nexit $rc"),
+    )]);
+    let child = spawn(&env, &["sync", "ws", "--format", "json"]);
+    gate.wait_started(1);
+    kill("-KILL", child.id(), false);
+    let _ = wait(child, "gw sync");
+    gate.release();
+    let run = env.gw_retrying(&["sync", "ws", "--format", "json"]);
+    assert_eq!(run.error_code(), "RECOVERY_PENDING", "{run}");
+    let fixed = env
+        .gw_retrying(&["doctor", "--fix", "--format", "json"])
+        .success()
+        .result();
+    assert_eq!(fixed["healthy"], true, "{fixed:#}");
+    assert_eq!(env.worktree_state(&api), before);
+    env.assert_git_agrees_with_state();
 }

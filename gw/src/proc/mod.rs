@@ -260,13 +260,13 @@ impl Cmd {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        let lock = inherited()
-            .last()
-            .map(File::try_clone)
-            .transpose()
+        let locks = inherited()
+            .iter()
+            .map(|(_, f)| f.try_clone())
+            .collect::<io::Result<Vec<File>>>()
             .map_err(|e| self.spawn_error(e))?;
-        in_child(&mut c, lock.as_ref(), !self.finish);
-        // `lock` stays open in grove until the child has its own copy.
+        in_child(&mut c, &locks, !self.finish);
+        // `locks` stay open in grove until the child has its own copies.
         c.spawn().map_err(|e| self.spawn_error(e))
     }
 
@@ -378,29 +378,33 @@ impl Cmd {
 /// journal lock), and so do their own children, which inherit it. A file lock belongs to
 /// the open file, not to a process, so it stays held while anything the operation started
 /// is still at work, and the operation is not taken for interrupted — even after grove
-/// itself was killed. Guards nest; the newest wins.
+/// itself was killed. While several are held (rebases of `gw sync` side by side), children
+/// keep them all: an operation then counts as running a little longer, never shorter.
 pub fn inherit_lock(lock: &File) -> io::Result<InheritGuard> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
     let dup = lock.try_clone()?;
-    inherited().push(dup);
-    Ok(InheritGuard(()))
+    inherited().push((id, dup));
+    Ok(InheritGuard(id))
 }
 
 /// Ends what [`inherit_lock`] started when dropped.
 #[must_use]
-pub struct InheritGuard(());
+pub struct InheritGuard(u64);
 
 impl Drop for InheritGuard {
     fn drop(&mut self) {
-        inherited().pop();
+        inherited().retain(|(id, _)| *id != self.0);
     }
 }
 
-fn inherited() -> std::sync::MutexGuard<'static, Vec<File>> {
-    static INHERITED: Mutex<Vec<File>> = Mutex::new(Vec::new());
+fn inherited() -> std::sync::MutexGuard<'static, Vec<(u64, File)>> {
+    static INHERITED: Mutex<Vec<(u64, File)>> = Mutex::new(Vec::new());
     INHERITED.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// What the child does between fork and exec: keep `lock` open across exec (std opens
+/// What the child does between fork and exec: keep `locks` open across exec (std opens
 /// every file close-on-exec), and — `die_with_grove`, on Linux — ask for SIGTERM when
 /// grove dies.
 ///
@@ -409,18 +413,18 @@ fn inherited() -> std::sync::MutexGuard<'static, Vec<File>> {
 /// given one (see [`Cmd::git`]): it finishes, holding `lock`, which tells recovery it is
 /// still at work.
 #[allow(unsafe_code)]
-fn in_child(c: &mut Command, lock: Option<&File>, die_with_grove: bool) {
+fn in_child(c: &mut Command, locks: &[File], die_with_grove: bool) {
     use std::os::fd::{AsRawFd, BorrowedFd};
-    let lock = lock.map(AsRawFd::as_raw_fd);
+    let locks: Vec<i32> = locks.iter().map(AsRawFd::as_raw_fd).collect();
     #[cfg(target_os = "linux")]
     let parent = rustix::process::getpid();
-    // SAFETY: the closure runs in the child between fork and exec. It allocates nothing,
-    // takes no lock and only makes system calls (fcntl, prctl, getppid, kill), which are
-    // async-signal-safe. `lock` is a descriptor the parent keeps open until `spawn`
-    // returns, so it is open in the child.
+    // SAFETY: the closure runs in the child between fork and exec. It allocates nothing
+    // (`locks` was built before), takes no lock and only makes system calls (fcntl, prctl,
+    // getppid, kill), which are async-signal-safe. Each of `locks` is a descriptor the
+    // parent keeps open until `spawn` returns, so it is open in the child.
     unsafe {
         c.pre_exec(move || {
-            if let Some(fd) = lock {
+            for &fd in &locks {
                 rustix::io::fcntl_setfd(BorrowedFd::borrow_raw(fd), rustix::io::FdFlags::empty())?;
             }
             #[cfg(target_os = "linux")]

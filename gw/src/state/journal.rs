@@ -29,6 +29,7 @@ pub enum Kind {
     RemoveRepo,
     Rename,
     Reset,
+    Sync,
 }
 
 impl Kind {
@@ -40,6 +41,7 @@ impl Kind {
             Kind::RemoveRepo => "remove_repo",
             Kind::Rename => "rename",
             Kind::Reset => "reset",
+            Kind::Sync => "sync",
         }
     }
 }
@@ -124,6 +126,13 @@ pub enum Action {
         from_oid: String,
         to: String,
     },
+    /// `git rebase onto` in the worktree at `path` (by `gw sync`): recorded, not carried
+    /// out by recovery, which aborts it when it was left in progress.
+    Rebase {
+        repo: String,
+        path: PathBuf,
+        onto: String,
+    },
     /// The state entry `name` goes from `before` to `after` (`None`: absent). This is the
     /// commit point of every operation.
     SetState {
@@ -142,7 +151,8 @@ impl Action {
             | Action::RemoveRegistration { repo, .. }
             | Action::RepairWorktrees { repo, .. }
             | Action::DeleteBranch { repo, .. }
-            | Action::SwitchBranch { repo, .. } => Some(repo),
+            | Action::SwitchBranch { repo, .. }
+            | Action::Rebase { repo, .. } => Some(repo),
             Action::CreateDir { .. } | Action::MoveDir { .. } | Action::SetState { .. } => None,
         }
     }
@@ -170,6 +180,7 @@ impl Action {
                 repo, branch, tip, ..
             } => format!("delete branch {branch} of {repo} (at {tip})"),
             Action::SwitchBranch { repo, to, .. } => format!("switch {repo} to {to}"),
+            Action::Rebase { repo, onto, .. } => format!("rebase {repo} onto {onto}"),
             Action::SetState { name, after, .. } => match after {
                 Some(_) => format!("record workspace {name}"),
                 None => format!("drop workspace {name} from state"),
@@ -411,16 +422,42 @@ pub fn scan(home: &GroveHome, take_locks: bool) -> Result<Vec<Found>, Error> {
     paths.sort();
     let mut out = Vec::new();
     for path in paths {
-        let record = match fsx::read_optional(&path)? {
+        let mut record = match fsx::read_optional(&path)? {
             None => continue,
             Some(text) => parse(&path, &text),
         };
+        // The lock is opened, never created: an operation that finished meanwhile has
+        // removed it, and must not be taken for an interrupted one.
         let lock_path = path.with_extension("lock");
-        let (interrupted, lock) = match fsx::open_lock_file(&lock_path) {
+        let (interrupted, lock) = match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&lock_path)
+        {
             Ok(f) => match f.try_lock() {
-                Ok(()) => (true, if take_locks { Some(f) } else { None }),
+                Ok(()) => {
+                    // Its process is gone. What it wrote last is what counts: read it
+                    // again, now that nobody can write it any more.
+                    match fsx::read_optional(&path)? {
+                        None => continue,
+                        Some(text) => record = parse(&path, &text),
+                    }
+                    (true, if take_locks { Some(f) } else { None })
+                }
                 Err(_) => (false, None),
             },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if !fsx::exists(&path) {
+                    continue;
+                }
+                // A journal without its lock file (removed by hand): nobody holds it. To
+                // recover it, take a new one.
+                let taken = take_locks
+                    .then(|| fsx::open_lock_file(&lock_path).ok())
+                    .flatten()
+                    .filter(|f| f.try_lock().is_ok());
+                (true, taken)
+            }
             Err(_) => (true, None),
         };
         out.push(Found {

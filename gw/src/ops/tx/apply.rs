@@ -124,6 +124,11 @@ fn apply_inner(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
             territory.check(path, "switch the branch of")?;
             git::switch(path, to, false).map_err(|e| Error::from(e).context(repo))
         }
+        // `gw sync` runs its rebases itself (a stopped one is aborted at once); the journal
+        // only records that one is under way.
+        Action::Rebase { repo, .. } => Err(Error::internal(format!(
+            "{repo}: a rebase is recorded by `gw sync`, not replayed"
+        ))),
         Action::SetState {
             name,
             before,
@@ -253,6 +258,16 @@ fn undo_inner(ctx: &Ctx<'_>, action: &Action) -> Result<Undo> {
         Action::PruneWorktrees { .. } | Action::RemoveRegistration { .. } => Undo::Undone,
         // Undone by the move it follows (`undo_steps`), once the directories are back.
         Action::RepairWorktrees { .. } => Undo::Undone,
+        // A rebase left in progress (its gw was killed) is aborted: the branch, index and
+        // files go back to where they were. One that finished is kept as it is.
+        Action::Rebase { repo, path, .. } => {
+            ctx.territory().check(path, "abort the rebase in")?;
+            let in_progress = git::Repo::open(path)?.head()?.in_progress;
+            if in_progress.as_deref() == Some("rebase") {
+                git::rebase_abort(path).map_err(|e| Error::from(e).context(repo))?;
+            }
+            Undo::Undone
+        }
         Action::DeleteBranch {
             repo,
             source,
