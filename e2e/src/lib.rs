@@ -18,6 +18,9 @@ use serde_json::Value;
 
 pub mod audit;
 pub mod chaos;
+pub mod term;
+
+pub use term::{Stdout, Term};
 
 /// The one environment that keeps git away from the host's and the system's configuration
 /// and identity, and from prompting: for the e2e suite, grove's own unit and integration
@@ -316,16 +319,8 @@ impl TestEnv {
     /// Runs `script` with `shell -c` (bash, zsh, fish, nu…) and the hermetic environment;
     /// PATH includes the gw under test.
     pub fn shell(&self, shell: &str, cwd: &Path, script: &str) -> Run {
-        let mut cmd = Command::new(shell);
-        self.hermetic(&mut cmd);
-        let bin_dir = self.bin().parent().expect("bin dir");
-        let path = format!(
-            "{}:{}",
-            bin_dir.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        cmd.env("PATH", path)
-            .arg("-c")
+        let mut cmd = self.with_gw_on_path(OsStr::new(shell));
+        cmd.arg("-c")
             .arg(script)
             .current_dir(cwd)
             .stdin(Stdio::null());
@@ -333,6 +328,46 @@ impl TestEnv {
             format!("{shell} -c {script}"),
             cmd.output().expect("shell runs"),
         )
+    }
+
+    /// `program` with the hermetic environment and the `gw` under test first on the `PATH`.
+    fn with_gw_on_path(&self, program: &OsStr) -> Command {
+        let mut cmd = Command::new(program);
+        self.hermetic(&mut cmd);
+        let bin_dir = self.bin().parent().expect("bin dir");
+        let path = format!(
+            "{}:{}",
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        cmd.env("PATH", path);
+        cmd
+    }
+
+    /// `program args` (`gw` for the binary under test) in a `cols`×`rows` pseudo-terminal,
+    /// from `cwd`, with the hermetic environment as a terminal user has it: colour allowed
+    /// (no `NO_COLOR`, `TERM=xterm-256color`), no `COLUMNS` (the terminal's size counts),
+    /// and the `gw` under test first on the `PATH`.
+    pub fn terminal(
+        &self,
+        program: &str,
+        args: &[&str],
+        cwd: &Path,
+        (cols, rows): (u16, u16),
+        stdout: Stdout,
+    ) -> Term {
+        let program: &OsStr = if program == "gw" {
+            gw_bin().as_os_str()
+        } else {
+            OsStr::new(program)
+        };
+        let mut cmd = self.with_gw_on_path(program);
+        cmd.env_remove("NO_COLOR")
+            .env_remove("COLUMNS")
+            .env("TERM", "xterm-256color")
+            .args(args)
+            .current_dir(cwd);
+        Term::spawn(cmd, cols, rows, stdout)
     }
 
     /// Runs git with the hermetic environment; panics on failure.
@@ -903,6 +938,19 @@ pub fn s(path: &Path) -> &str {
 }
 
 /// Whether a program is on PATH.
+/// Whether a tool a test needs is installed. Missing in CI (`CI` set) it fails the test:
+/// `.ci/run` installs it. Locally the test is skipped, saying why.
+pub fn require(program: &str) -> bool {
+    if have(program) {
+        return true;
+    }
+    if std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false") {
+        panic!("`{program}` is not installed; .ci/run installs it (CI is set, so this fails)");
+    }
+    eprintln!("skipped: `{program}` is not installed (CI would fail here; .ci/run installs it)");
+    false
+}
+
 pub fn have(program: impl AsRef<OsStr>) -> bool {
     Command::new("sh")
         .arg("-c")

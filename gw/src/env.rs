@@ -19,6 +19,14 @@ pub struct Env {
     pub cwd: PathBuf,
     /// `NO_COLOR` is set to a non-empty value.
     pub no_color: bool,
+    /// `CLICOLOR_FORCE` or `FORCE_COLOR` is set to something other than `0`: colour even
+    /// when the output is not a terminal (`NO_COLOR` and `--color` still win).
+    pub force_color: bool,
+    /// `COLUMNS`: the terminal's width when it cannot be asked (tables fit it on a terminal).
+    pub columns: Option<usize>,
+    /// `COMPLETE`: the shell asking for completion candidates (the scripts that
+    /// `gw completions SHELL` prints set it when they call `gw`).
+    pub complete: Option<String>,
     /// `GW_FORMAT`, when set.
     pub format: Option<String>,
     /// `GROVE_CD_FILE`: where `gw create` writes the new workspace path for the shell wrapper.
@@ -37,6 +45,9 @@ pub struct Env {
     pub exe: Option<PathBuf>,
     /// `TZ`: the time zone of the Go grove's local `created_at` times.
     pub tz: Option<String>,
+    /// How `gw` was run (the first argument: `gw`, or a path): what completion scripts
+    /// call for candidates.
+    pub exe_name: Option<String>,
     /// `GW_TEST_PANIC`: panic before running the command. Only for tests of how a panic is
     /// reported (an `INTERNAL` error, an envelope in machine mode).
     pub test_panic: bool,
@@ -73,6 +84,15 @@ impl Env {
             grove_home,
             cwd,
             no_color: var("NO_COLOR").is_some(),
+            force_color: ["CLICOLOR_FORCE", "FORCE_COLOR"]
+                .iter()
+                .any(|k| var(k).is_some_and(|v| v != "0")),
+            columns: var("COLUMNS")
+                .and_then(|v| v.into_string().ok())
+                .and_then(|v| v.parse().ok()),
+            complete: var("COMPLETE")
+                .and_then(|v| v.into_string().ok())
+                .filter(|v| v != "0"),
             format: var("GW_FORMAT").and_then(|v| v.into_string().ok()),
             cd_file: var("GROVE_CD_FILE").map(PathBuf::from),
             path: var("PATH"),
@@ -85,6 +105,9 @@ impl Env {
             exe: std::env::current_exe().ok(),
             tz: var("TZ").and_then(|v| v.into_string().ok()),
             test_panic: var("GW_TEST_PANIC").is_some(),
+            exe_name: std::env::args_os()
+                .next()
+                .map(|a| a.to_string_lossy().into_owned()),
             crash_after_journal_writes: var("GW_CRASH_AFTER_JOURNAL_WRITES")
                 .and_then(|v| v.into_string().ok())
                 .and_then(|v| v.parse().ok()),
@@ -99,6 +122,9 @@ impl Env {
             grove_home: home.join(".grove"),
             cwd: cwd.to_path_buf(),
             no_color: true,
+            force_color: false,
+            columns: None,
+            complete: None,
             format: None,
             cd_file: None,
             path: None,
@@ -108,8 +134,18 @@ impl Env {
             exe: None,
             tz: None,
             test_panic: false,
+            exe_name: None,
             crash_after_journal_writes: None,
         }
+    }
+
+    /// The name of the program that started `gw` (Linux: `/proc/<ppid>/comm`), which for
+    /// `eval "$(gw shell-init)"` is the shell itself; `None` where it cannot be read.
+    pub fn parent_shell(&self) -> Option<String> {
+        let ppid = rustix::process::getppid()?;
+        let comm = format!("/proc/{}/comm", ppid.as_raw_nonzero());
+        let name = crate::fsx::read(Path::new(&comm)).ok()?.trim().to_string();
+        (!name.is_empty()).then_some(name)
     }
 
     /// Expands a leading `~` and makes `p` absolute against the current directory.

@@ -11,7 +11,7 @@ use e2e::chaos::{self, Finding, kill, race};
 
 use crate::util;
 
-const USAGE: &str = "usage: cargo xtask chaos [--kills N] [--races N] [--seed S] [--quick]
+pub const USAGE: &str = "usage: cargo xtask chaos [--kills N] [--races N] [--seed S] [--quick]
                          [--repos N] [--files N] [--report FILE] [--keep]
 
   --kills N    kills that land mid-command (default 60; 0: no kill suite)

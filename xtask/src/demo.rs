@@ -1,22 +1,37 @@
-//! `cargo xtask demo`: three sample repositories with `file://` origins in a temporary
-//! directory, and a workspace walked through its whole lifecycle by the release `gw`, each
-//! command printed before its output.
+//! `cargo xtask demo [--keep]`: three sample repositories with `file://` origins in a
+//! temporary directory, and a workspace walked through its whole lifecycle by the release
+//! `gw`, each command printed before its output (and `gw`'s live progress on a terminal).
+//! With `--keep` the directory stays, and the demo says how to look around in it.
 
 use std::path::Path;
 use std::process::Command;
 
 use crate::util;
 
-pub fn run() -> Result<(), String> {
+pub const USAGE: &str = "usage: cargo xtask demo [--keep]
+
+Builds the release gw, makes three sample repositories in a temporary directory and walks
+a workspace through its lifecycle, printing each command before its output.
+  --keep   leave the directory in place (it says where, and how to use gw in it)";
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let keep = args.iter().any(|a| a == "--keep");
+    if let Some(other) = args.iter().find(|a| *a != "--keep") {
+        return Err(format!("unknown argument `{other}`\n\n{USAGE}"));
+    }
     let root = util::project_root();
-    util::step("cargo build --release -p gw");
+    util::step("cargo build --release -p gw (the first build takes a few minutes)");
     let gw = util::build_release(&root, "gw")?;
     let tmp = tempfile::Builder::new()
         .prefix("grove-demo.")
         .tempdir()
         .map_err(|e| e.to_string())?;
-    let base = tmp.path();
-    let demo = Demo { base, gw: &gw };
+    let base = tmp.path().to_path_buf();
+    let demo = Demo {
+        base: &base,
+        gw: &gw,
+    };
+    util::step("making three sample repositories (svc-auth, api, web) with file:// origins");
     demo.setup()?;
 
     println!(
@@ -48,7 +63,20 @@ pub fn run() -> Result<(), String> {
     demo.gw(&["ws", "show", "fix-token-expiry"])?;
     demo.gw(&["delete", "fix-token-expiry"])?;
     demo.gw(&["list", "--format", "json"])?;
+    demo.gw(&["create", "feat-kept", "-b", "feat/kept", "-r", "api,web"])?;
     println!("\nThat was grove. Point it at your own repositories with `gw init ~/src`.");
+    if keep {
+        let kept = tmp.keep();
+        println!(
+            "\nThe demo is kept in {dir} (workspace feat-kept is still there). To look around:\n\n  \
+             export HOME={dir}/home GW_HOME={dir}/home/.grove\n  \
+             {gw} list\n\nRemove it with `rm -rf {dir}`.",
+            dir = kept.display(),
+            gw = gw.display()
+        );
+    } else {
+        println!("(run `cargo xtask demo --keep` to keep the demo's directory and look around)");
+    }
     Ok(())
 }
 

@@ -7,11 +7,13 @@
 //! - `cargo xtask demo` a guided tour on three sample repositories
 //! - `cargo xtask bench` hot paths timed as ratios against git baselines
 //! - `cargo xtask size` release binary size by crate, optionally against another revision
+//! - `cargo xtask man`  the man pages of `gw` (clap_mangen)
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
 
 mod bench;
 mod chaos;
 mod demo;
+mod man;
 mod size;
 mod util;
 
@@ -19,13 +21,22 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
+    let task = args.first().map(String::as_str);
+    let help = args.iter().skip(1).any(|a| a == "-h" || a == "--help");
+    if let (Some(task), true) = (task, help)
+        && let Some(usage) = task_usage(task)
+    {
+        println!("{usage}");
+        return ExitCode::SUCCESS;
+    }
+    let result = match task {
         Some("ci") => ci(),
         Some("e2e") => e2e(&args[1..]),
         Some("chaos") => chaos::run(&args[1..]),
-        Some("demo") => demo::run(),
+        Some("demo") => demo::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("size") => size::run(&args[1..]),
+        Some("man") => man::run(&args[1..]),
         Some("-h" | "--help") | None => {
             println!("{}", USAGE);
             Ok(())
@@ -50,9 +61,33 @@ tasks:
   e2e     build the release gw and run the e2e suite against it
   chaos   kill and race suites against the release gw [--kills N] [--races N] [--seed S]
           [--quick]; `--help` for more
-  demo    walk a workspace through its lifecycle on three sample repositories
+  demo    walk a workspace through its lifecycle on three sample repositories [--keep]
   bench   time grove's hot paths against git baselines [--quick] [--json FILE] [--scaling]
-  size    release binary size by crate into size-reports/ (--label L, --baseline REV)";
+  size    release binary size by crate into size-reports/ (--label L, --baseline REV)
+  man     write gw's man pages into target/man (or DIR)
+
+`cargo xtask TASK --help` says more about each.";
+
+/// A task's own `--help`.
+fn task_usage(task: &str) -> Option<&'static str> {
+    Some(match task {
+        "ci" => {
+            "usage: cargo xtask ci\n\nWhat CI runs: cargo fmt --check, clippy -D warnings, every test, the\nrelease gw against size-reports/budget.toml, `bench --quick` as a smoke run, and
+`chaos --quick`."
+        }
+        "e2e" => {
+            "usage: cargo xtask e2e [TEST ARGS…]\n\nBuilds the release gw and gw-migrate and runs the e2e suite against them\n(arguments go to the test runner, e.g. a test name filter)."
+        }
+        "chaos" => chaos::USAGE,
+        "demo" => demo::USAGE,
+        "bench" => bench::USAGE,
+        "size" => {
+            "usage: cargo xtask size [--label L] [--baseline REV]\n\nRelease binary size by crate into size-reports/ (cargo-bloat's JSON shape);\n--baseline REV also builds REV in a temporary worktree and writes the difference."
+        }
+        "man" => man::USAGE,
+        _ => return None,
+    })
+}
 
 fn ci() -> Result<(), String> {
     let root = util::project_root();

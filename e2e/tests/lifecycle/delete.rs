@@ -232,7 +232,10 @@ fn another_workspace_on_the_same_repos_is_untouched() {
         .success()
         .result();
     assert_eq!(status["repos"][1]["state"], "dirty");
-    assert_eq!(env.gw(&["go", "b"]).success().stdout, s(&env.ws("b")),);
+    assert_eq!(
+        env.gw(&["go", "b"]).success().stdout.trim_end(),
+        s(&env.ws("b"))
+    );
     env.assert_git_agrees_with_state();
 }
 

@@ -4,12 +4,17 @@
 use e2e::{TestEnv, have, s};
 
 #[test]
-fn go_prints_the_path_without_a_newline() {
+fn go_prints_the_path_and_a_newline() {
     let env = TestEnv::with_repos(&["api", "web"]);
     env.create("ws", "feat/x", "api,web");
 
     let run = env.gw(&["go", "ws"]).success();
-    assert_eq!(run.stdout, s(&env.ws("ws")), "exactly the path, no newline");
+    assert_eq!(
+        run.stdout,
+        format!("{}\n", s(&env.ws("ws"))),
+        "the path, one line"
+    );
+    // Off a terminal (`cd "$(gw go ws)"`): no hint about the shell integration.
     assert!(run.stderr.is_empty(), "{run}");
 
     let r = env.gw(&["go", "ws", "--format", "json"]).success().result();
@@ -37,14 +42,12 @@ fn go_prints_the_path_without_a_newline() {
 fn go_back_leads_to_the_repos_dir() {
     let env = TestEnv::with_repos(&["api", "web"]);
     env.create("ws", "feat/x", "api,web");
-    assert_eq!(env.gw(&["go", "-b", "ws"]).success().stdout, s(&env.repos));
+    let line = format!("{}\n", s(&env.repos));
+    assert_eq!(env.gw(&["go", "-b", "ws"]).success().stdout, line);
     let inside = env.ws("ws").join("web");
-    assert_eq!(
-        env.gw_in(&inside, &["go", "--back"]).success().stdout,
-        s(&env.repos)
-    );
+    assert_eq!(env.gw_in(&inside, &["go", "--back"]).success().stdout, line);
     // Outside any workspace: the configured repo dir.
-    assert_eq!(env.gw(&["go", "-b"]).success().stdout, s(&env.repos));
+    assert_eq!(env.gw(&["go", "-b"]).success().stdout, line);
     env.assert_git_agrees_with_state();
 }
 

@@ -16,7 +16,7 @@ fn init_finds_repos_writes_config_and_is_idempotent() {
     assert!(!env.config_path().exists());
 
     let run = env.gw(&["init", s(&env.repos)]).success();
-    assert!(run.stderr.contains("2 repos found"), "{run}");
+    assert!(run.stderr.contains("2 repositories found"), "{run}");
     assert!(
         run.stdout.is_empty(),
         "init prints messages on stderr:\n{run}"
@@ -73,7 +73,7 @@ fn add_dir_and_remove_dir() {
     env.git(&more, &["init", "-q", "-b", "main", "tool"]);
 
     let run = env.gw(&["add-dir", s(&more)]).success();
-    assert!(run.stderr.contains("1 repos found"), "{run}");
+    assert!(run.stderr.contains("1 repository found"), "{run}");
     assert_eq!(listed(&env, &more), 1);
     let names = env.gw(&["repos", "-o", "name"]).success().stdout;
     assert_eq!(names, "api\ntool\n");

@@ -37,7 +37,9 @@ mod schemas;
 mod smoke;
 mod status;
 mod sync;
+mod terminal;
 mod upgrade;
+mod ux;
 
 /// Every file in this directory is declared above, so none is silently skipped.
 #[test]

@@ -25,7 +25,10 @@ fn create_inspect_delete() {
     assert_eq!(status["repos"][0]["branch"], "feat/x");
 
     let path = env.gw(&["go", "feat-x"]).success().stdout;
-    assert_eq!(path, s(&env.workspace_dir().join("feat-x")));
+    assert_eq!(
+        path,
+        format!("{}\n", s(&env.workspace_dir().join("feat-x")))
+    );
 
     env.gw(&["delete", "feat-x"]).success();
     assert!(!env.workspace_dir().join("feat-x").exists());

@@ -35,8 +35,20 @@ pub struct Cli {
     #[arg(short = 'v', long, global = true)]
     pub verbose: bool,
 
+    /// When to colour output: auto (on a terminal, unless NO_COLOR is set; CLICOLOR_FORCE
+    /// or FORCE_COLOR colour it anyway), always or never
+    #[arg(long, global = true, value_enum, value_name = "WHEN")]
+    pub color: Option<ColorWhen>,
+
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

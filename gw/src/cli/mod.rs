@@ -8,17 +8,20 @@
 
 mod args;
 pub(crate) mod commands;
+pub mod complete;
+mod help;
 
 use std::ffi::OsString;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 
 pub use args::Cli;
+pub use help::command;
 
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::ops::Ctx;
-use crate::output::{self, DataFormat, Mode, Printer, Render, StderrEvents};
+use crate::output::{self, ColorChoice, DataFormat, Mode, Printer, Render, StderrEvents};
 
 /// What a command produced: a report, and the Go grove's data format when one was asked
 /// for with `-o`/`--json`.
@@ -50,10 +53,17 @@ pub struct Ui {
     pub machine: bool,
     /// A person is at a terminal and may be asked.
     pub interactive: bool,
+    /// stdout is a terminal.
+    pub out_is_terminal: bool,
+    /// stderr is a terminal and coloured.
+    pub err_color: bool,
 }
 
 /// Runs `gw` with `args` (including the program name) and returns the exit code.
 pub fn run(args: Vec<OsString>, env: Env) -> u8 {
+    if let Some(shell) = env.complete.as_deref() {
+        return complete_request(&env, shell, &args);
+    }
     let mut p = match start(&args, &env, "gw") {
         Ok(p) => p,
         Err(code) => return code,
@@ -68,7 +78,11 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
         .with_fix("Point GW_HOME (or HOME) at a directory whose path is valid UTF-8");
         return output::emit_error(&mut p, &e);
     }
-    let matches = match Cli::command().try_get_matches_from(&args) {
+    let color = color_choice(&args, &env);
+    let matches = match command()
+        .color(clap_color(color))
+        .try_get_matches_from(&args)
+    {
         Ok(m) => m,
         Err(e) => return clap_error(&mut p, e),
     };
@@ -84,19 +98,33 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
     crate::state::journal::crash_after_writes(env.crash_after_journal_writes);
     // Ctrl-C and SIGTERM: see `proc::signals`. Without the watcher they would end the
     // process as the OS does, which is still safe, only unreported.
-    let _ = output::exit_on_signal(p.mode, env.no_color);
-    let events = StderrEvents::new(cli.verbose, env.no_color, machine);
+    let _ = output::exit_on_signal(p.mode, color);
+    let Some(command) = cli.command else {
+        // `gw` alone: the overview, as `gh` and `cargo` give it.
+        let help = self::command().color(clap_color(color)).render_help();
+        let help = if p.out_is_terminal && color.enabled(true) {
+            help.ansi().to_string()
+        } else {
+            help.to_string()
+        };
+        return output::emit_help(&mut p, &help);
+    };
+    let events = StderrEvents::new(cli.verbose, p.color_err());
+    output::pick::set_color(p.color_err());
     let mut ctx = Ctx::new(&env, &events);
     ctx.no_hooks = cli.no_hooks;
     let ui = Ui {
         machine,
         interactive: output::pick::interactive(machine),
+        out_is_terminal: p.out_is_terminal,
+        err_color: p.color_err(),
     };
     crate::log::init(ctx.home.log(), cli.verbose);
-    let mutates = cli.command.mutates();
+    let mutates = command.mutates();
     let started = std::time::Instant::now();
 
-    let result = commands::dispatch(&ctx, cli.command, ui);
+    let result = commands::dispatch(&ctx, command, ui);
+    events.finish();
     log_command(&args, &result, started.elapsed(), mutates);
     match result {
         Ok(out) => {
@@ -165,9 +193,10 @@ pub fn start(args: &[OsString], env: &Env, program: &'static str) -> Result<Prin
     } else {
         Mode::Text
     };
-    let mut p = Printer::stdio(mode, env.no_color);
+    let color = color_choice(args, env);
+    let mut p = Printer::stdio(mode, color, env.columns);
     if env.exe.is_some() {
-        output::exit_on_panic(mode, env.no_color, program);
+        output::exit_on_panic(mode, color, program);
     }
     if let Some(f) = env.format.as_deref()
         && f != "text"
@@ -206,6 +235,72 @@ pub fn machine_mode(args: &[OsString], env_format: Option<&str>) -> bool {
     }
 }
 
+/// The colour choice in force: `--color` (read before clap parses, like `--format`, so
+/// that clap's own errors follow it too), else `NO_COLOR`, `CLICOLOR_FORCE`/`FORCE_COLOR`.
+pub fn color_choice(args: &[OsString], env: &Env) -> ColorChoice {
+    let mut flag = None;
+    let mut it = args.iter().skip(1);
+    while let Some(a) = it.next() {
+        let Some(a) = a.to_str() else { continue };
+        if a == "--" {
+            break;
+        }
+        let value = if a == "--color" {
+            it.next().and_then(|v| v.to_str())
+        } else {
+            a.strip_prefix("--color=")
+        };
+        flag = match value {
+            Some("always") => Some(ColorChoice::Always),
+            Some("never") => Some(ColorChoice::Never),
+            Some("auto") => Some(ColorChoice::Auto),
+            _ => flag,
+        };
+    }
+    ColorChoice::resolve(flag, env.no_color, env.force_color)
+}
+
+fn clap_color(c: ColorChoice) -> clap::ColorChoice {
+    match c {
+        ColorChoice::Auto => clap::ColorChoice::Auto,
+        ColorChoice::Always => clap::ColorChoice::Always,
+        ColorChoice::Never => clap::ColorChoice::Never,
+    }
+}
+
+/// Answers `COMPLETE=SHELL gw -- WORDS…` with candidates, or `COMPLETE=SHELL gw` with the
+/// registration script.
+fn complete_request(env: &Env, shell: &str, args: &[OsString]) -> u8 {
+    let mut p = Printer::stdio(Mode::Text, ColorChoice::Never, None);
+    let Some(completer) = complete::shell(shell) else {
+        let e = Error::usage(format!("cannot complete for the shell `{shell}`"))
+            .with_fix("Set COMPLETE to bash, zsh, fish, nu, elvish or powershell");
+        return output::emit_error(&mut p, &e);
+    };
+    let out = if args.iter().any(|a| a == "--") {
+        complete::candidates(env, completer, args)
+    } else {
+        match complete::script(completer, &completer_path(env)) {
+            Ok(s) => s.into_bytes(),
+            Err(e) => return output::emit_error(&mut p, &Error::internal(e.to_string())),
+        }
+    };
+    output::emit_bytes(&mut p, &out)
+}
+
+/// The `gw` a completion script calls: as it was run (`gw` on the `PATH`, or a path, made
+/// absolute).
+pub fn completer_path(env: &Env) -> String {
+    match env.exe_name.as_deref() {
+        Some(p) if p.contains('/') => env
+            .resolve_path(std::path::Path::new(p))
+            .display()
+            .to_string(),
+        Some(p) => p.to_string(),
+        None => "gw".into(),
+    }
+}
+
 fn clap_error(p: &mut Printer, e: clap::Error) -> u8 {
     emit_clap_error(p, &e, "gw")
 }
@@ -222,9 +317,10 @@ pub fn emit_clap_error(p: &mut Printer, e: &clap::Error, program: &str) -> u8 {
     output::emit_parse_failure(p, &failure, program)
 }
 
-/// A `USAGE` error for input that would have been asked for interactively.
+/// A `USAGE` error for input that would have been asked for interactively: "missing
+/// the repositories to add".
 pub fn missing(what: &str, flag: &str) -> Error {
-    Error::usage(format!("{what} is required")).with_fix(format!("Pass {flag}"))
+    Error::usage(format!("missing {what}")).with_fix(format!("Pass {flag}"))
 }
 
 pub(crate) type CmdResult = Result<Out>;
@@ -262,6 +358,39 @@ mod tests {
 
     #[test]
     fn cli_definition_is_consistent() {
-        Cli::command().debug_assert();
+        command().debug_assert();
+    }
+
+    #[test]
+    fn color_flag_wins_over_the_environment() {
+        let mut env = Env::for_home(std::path::Path::new("/h"), std::path::Path::new("/"));
+        env.no_color = false;
+        assert_eq!(
+            color_choice(&args(&["gw", "list"]), &env),
+            ColorChoice::Auto
+        );
+        env.force_color = true;
+        assert_eq!(
+            color_choice(&args(&["gw", "list"]), &env),
+            ColorChoice::Always
+        );
+        env.no_color = true;
+        assert_eq!(
+            color_choice(&args(&["gw", "list"]), &env),
+            ColorChoice::Never
+        );
+        assert_eq!(
+            color_choice(&args(&["gw", "--color", "always", "list"]), &env),
+            ColorChoice::Always
+        );
+        env.no_color = false;
+        assert_eq!(
+            color_choice(&args(&["gw", "list", "--color=never"]), &env),
+            ColorChoice::Never
+        );
+        assert_eq!(
+            color_choice(&args(&["gw", "run", "--", "--color=never"]), &env),
+            ColorChoice::Always
+        );
     }
 }

@@ -6,7 +6,81 @@ use std::time::Instant;
 
 use super::Error;
 use crate::log;
-use crate::proc::{self, Cmd, Output};
+use crate::proc::{self, Cmd, Output, Stream};
+
+/// How far git says a step is, from what it prints with `--progress`
+/// (`Updating files:  45% (9000/20000)`, `Receiving objects: 12% (120/1000), 1.2 MiB`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress<'a> {
+    /// git's name for the step: `Updating files`, `Receiving objects`, …
+    pub what: &'a str,
+    pub done: u64,
+    /// `None` while git is still counting.
+    pub total: Option<u64>,
+}
+
+/// Reads one line of git's progress output; `None` for anything else.
+pub fn parse_progress(line: &str) -> Option<Progress<'_>> {
+    let line = line.trim();
+    let line = line.strip_prefix("remote: ").unwrap_or(line);
+    let (what, rest) = line.split_once(": ")?;
+    if what.is_empty() || what.contains(['/', '\'', '`']) {
+        return None;
+    }
+    let rest = rest.trim_start();
+    if let Some(open) = rest.find('(') {
+        let inner = &rest[open + 1..open + rest[open..].find(')')?];
+        let (done, total) = inner.split_once('/')?;
+        return Some(Progress {
+            what,
+            done: done.trim().parse().ok()?,
+            total: Some(total.trim().parse().ok()?),
+        });
+    }
+    let count = rest.split(|c: char| !c.is_ascii_digit()).next()?;
+    Some(Progress {
+        what,
+        done: count.parse().ok()?,
+        total: None,
+    })
+}
+
+/// Runs a git mutation that reports progress (`--progress`, or `worktree add` without
+/// `--quiet`), handing each report to `on`; fails like [`check`] (and is logged like it),
+/// with the progress lines left out of the error and the log.
+fn run_with_progress(
+    cmd: &mut Cmd,
+    repo: &Path,
+    on: &mut dyn FnMut(Progress<'_>),
+) -> Result<(), Error> {
+    // Without this, git waits two seconds before its first report.
+    cmd.env("GIT_PROGRESS_DELAY", "0").progress_lines();
+    logged(cmd, repo, |cmd| {
+        let mut out = cmd.stream(&mut |stream, line| {
+            if stream == Stream::Stderr
+                && let Some(p) = parse_progress(line)
+            {
+                on(p);
+            }
+        })?;
+        let stderr: Vec<&str> = out
+            .stderr
+            .split(['\r', '\n'])
+            .filter(|l| !l.trim().is_empty() && parse_progress(l).is_none())
+            .collect();
+        out.stderr = stderr.join("\n");
+        if out.success() {
+            Ok(out)
+        } else {
+            Err(proc::Error::Failed {
+                command: cmd.display(),
+                status: out.status,
+                stderr: proc::tail_lines(&out.stderr, 20),
+            })
+        }
+    })?;
+    Ok(())
+}
 
 /// How a worktree gets its branch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,10 +94,19 @@ pub enum Checkout {
     Track { remote_ref: String },
 }
 
-/// `git worktree add` of `branch` at `path` in the repository at `source`.
-pub fn worktree_add(source: &Path, path: &Path, branch: &str, how: &Checkout) -> Result<(), Error> {
+/// `git worktree add` of `branch` at `path` in the repository at `source`, reporting the
+/// checkout's progress (files written) to `on`. `worktree add` has no `--progress`, but
+/// without `--quiet` its checkout reports to a pipe too; it stays one git command, so git's
+/// own cleanup of a half-made worktree (on failure, or when it is signalled) still applies.
+pub fn worktree_add(
+    source: &Path,
+    path: &Path,
+    branch: &str,
+    how: &Checkout,
+    on: &mut dyn FnMut(Progress<'_>),
+) -> Result<(), Error> {
     let mut cmd = Cmd::git(source);
-    cmd.args(["worktree", "add", "--quiet"]);
+    cmd.args(["worktree", "add"]);
     match how {
         Checkout::NewBranch { start } => {
             cmd.args(["--no-track", "-b", branch]).arg(path).arg(start);
@@ -37,8 +120,7 @@ pub fn worktree_add(source: &Path, path: &Path, branch: &str, how: &Checkout) ->
                 .arg(remote_ref);
         }
     }
-    check(&cmd, source)?;
-    Ok(())
+    run_with_progress(&mut cmd, source, on)
 }
 
 /// `git worktree remove`; `force` discards uncommitted changes.
@@ -82,21 +164,30 @@ pub fn branch_delete(source: &Path, branch: &str, force: bool) -> Result<(), Err
     Ok(())
 }
 
-/// `git fetch --all --quiet` in the repository at `source`.
-pub fn fetch(source: &Path) -> Result<(), Error> {
-    check(Cmd::git(source).args(["fetch", "--all", "--quiet"]), source)?;
-    Ok(())
+/// `git fetch --all` in the repository at `source`, reporting progress to `on`.
+pub fn fetch(source: &Path, on: &mut dyn FnMut(Progress<'_>)) -> Result<(), Error> {
+    run_with_progress(
+        Cmd::git(source).args(["fetch", "--all", "--quiet", "--progress"]),
+        source,
+        on,
+    )
 }
 
-/// `git clone` of `url` into `dest` (which must not exist), run from `cwd`.
-pub fn clone(url: &str, dest: &Path, cwd: &Path) -> Result<(), Error> {
-    check(
+/// `git clone` of `url` into `dest` (which must not exist), run from `cwd`, reporting
+/// progress (objects received, files written) to `on`.
+pub fn clone(
+    url: &str,
+    dest: &Path,
+    cwd: &Path,
+    on: &mut dyn FnMut(Progress<'_>),
+) -> Result<(), Error> {
+    run_with_progress(
         Cmd::git(cwd)
-            .args(["clone", "--quiet", "--", url])
+            .args(["clone", "--quiet", "--progress", "--", url])
             .arg(dest),
         cwd,
-    )?;
-    Ok(())
+        on,
+    )
 }
 
 /// `git switch` in the worktree at `path` to `target` (a branch, or a commit with `detach`).
@@ -196,7 +287,7 @@ fn check(cmd: &Cmd, repo: &Path) -> Result<Output, proc::Error> {
 fn logged(
     cmd: &Cmd,
     repo: &Path,
-    run: fn(&Cmd) -> Result<Output, proc::Error>,
+    run: impl FnOnce(&Cmd) -> Result<Output, proc::Error>,
 ) -> Result<Output, proc::Error> {
     let start = Instant::now();
     let result = run(cmd);
@@ -246,4 +337,66 @@ fn reason(stderr: &str) -> String {
         .or(lines.last())
         .map(|l| l.to_string())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_git_progress_lines() {
+        let p = |what, done, total| Some(Progress { what, done, total });
+        assert_eq!(
+            parse_progress("Updating files:  45% (9000/20000)"),
+            p("Updating files", 9000, Some(20000))
+        );
+        assert_eq!(
+            parse_progress("Receiving objects: 100% (1000/1000), 1.20 MiB | 3 MiB/s, done."),
+            p("Receiving objects", 1000, Some(1000))
+        );
+        assert_eq!(
+            parse_progress("remote: Counting objects: 1234, done."),
+            p("Counting objects", 1234, None)
+        );
+        assert_eq!(parse_progress("fatal: not a git repository"), None);
+        assert_eq!(parse_progress("error: pathspec 'x' did not match"), None);
+        assert_eq!(parse_progress("Preparing worktree (new branch 'x')"), None);
+    }
+
+    #[test]
+    fn checkout_progress_is_reported() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        let git = |dir: &Path, args: &[&str]| {
+            let mut c = Cmd::git(dir);
+            c.envs(e2e::HERMETIC_GIT.iter().copied())
+                .args(args)
+                .check()
+                .unwrap();
+        };
+        std::fs::create_dir(&src).unwrap();
+        git(&src, &["init", "-q", "-b", "main"]);
+        for i in 0..300 {
+            crate::fsx::write_atomic(&src.join(format!("f{i}")), i.to_string().as_bytes()).unwrap();
+        }
+        git(&src, &["add", "."]);
+        git(&src, &["commit", "-q", "-m", "files"]);
+        let wt = tmp.path().join("wt");
+        let mut last = None;
+        let how = Checkout::NewBranch {
+            start: "main".into(),
+        };
+        worktree_add(&src, &wt, "feat", &how, &mut |p| {
+            last = Some((p.what.to_string(), p.done, p.total))
+        })
+        .unwrap();
+        assert_eq!(last, Some(("Updating files".into(), 300, Some(300))));
+        assert!(wt.join("f299").is_file());
+        // A failure is an error naming git's reason, without the progress lines.
+        let err = worktree_add(&src, &tmp.path().join("wt2"), "feat", &how, &mut |_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("fatal:"), "{err}");
+        assert!(!err.contains("Updating files"), "{err}");
+    }
 }

@@ -126,8 +126,11 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
         }
     }
     let mut tx = Tx::begin(ctx, locks, Kind::AddRepo, &ws.name, &[])?;
-    ctx.events
-        .progress(&format!("adding {} worktrees to {}", plans.len(), ws.name));
+    ctx.events.progress(&format!(
+        "adding {} to {}",
+        crate::ops::count(plans.len(), "worktree", "worktrees"),
+        ws.name
+    ));
     let adds: Vec<Action> = plans
         .iter()
         .map(|p| Action::AddWorktree {

@@ -66,8 +66,12 @@ pub fn ensure(ctx: &Ctx<'_>, config: &Config, url: &str, discovery: &Discovery) 
     let mut attempt = 0;
     loop {
         attempt += 1;
-        ctx.events.progress(&format!("cloning {url}"));
-        match git::clone(url, &staging, dir) {
+        ctx.events
+            .progress(&format!("cloning {url} into {}", dest.display()));
+        let cloned = crate::ops::task(ctx, &name, "cloning", |on| {
+            git::clone(url, &staging, dir, on)
+        });
+        match cloned {
             Ok(()) => break,
             Err(e) if e.is_transient() && attempt < ATTEMPTS => {
                 fsx::remove_dir_all(&staging)?;

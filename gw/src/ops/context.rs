@@ -84,13 +84,15 @@ pub fn context(ctx: &Ctx<'_>) -> ContextReport {
 
 fn next_actions(ctx: &Ctx<'_>, initialized: bool, ws: Option<&StatusReport>) -> Vec<NextAction> {
     if !initialized {
-        return match init_candidate(&ctx.env.cwd) {
-            Some(dir) => vec![NextAction::write(
-                "Initialise grove with the directory holding your repositories",
-                &["gw", "init", &dir.to_string_lossy(), "--format", "json"],
-            )],
-            None => Vec::new(),
-        };
+        // Where no directory here holds repositories, the argument is a placeholder
+        // (`<DIR>`, see docs/agent-cli.md): the agent fills in where the repositories live.
+        let dir = init_candidate(&ctx.env.cwd)
+            .map(|d| d.to_string_lossy().into_owned())
+            .unwrap_or_else(|| INIT_PLACEHOLDER.to_string());
+        return vec![NextAction::write(
+            "Initialise grove with the directory holding your repositories",
+            &["gw", "init", &dir, "--format", "json"],
+        )];
     }
     match ws {
         Some(ws) => {
@@ -110,6 +112,10 @@ fn next_actions(ctx: &Ctx<'_>, initialized: bool, ws: Option<&StatusReport>) -> 
         ],
     }
 }
+
+/// The argument of the `gw init` next action when no directory can be suggested: to be
+/// replaced by the directory that holds the repositories.
+pub const INIT_PLACEHOLDER: &str = "<DIR>";
 
 /// A directory worth suggesting to `gw init`: the current directory when it holds git
 /// repositories, or its parent when it is itself a repository.

@@ -20,6 +20,8 @@ use crate::state::{Blueprint, Listing, RepoEntry, Source, Workspace};
 #[derive(Debug)]
 pub struct ListReport {
     pub listing: Listing,
+    /// The workspace the current directory is in (the deepest), marked in the table.
+    pub current: Option<String>,
 }
 
 /// `gw list --format json`'s result.
@@ -219,9 +221,27 @@ impl ListReport {
 /// `gw list`: reads nothing but the configuration and `state.json`.
 pub fn list(ctx: &Ctx<'_>) -> Result<ListReport> {
     ctx.config()?;
-    Ok(ListReport {
-        listing: ctx.store.listing()?,
-    })
+    let listing = ctx.store.listing()?;
+    let current = containing(&listing, &ctx.env.cwd);
+    Ok(ListReport { listing, current })
+}
+
+/// The workspace whose directory holds `cwd` (the deepest one). Paths are compared as
+/// recorded, against the directory as given and as resolved, so that a thousand records
+/// cost no system call each.
+fn containing(listing: &Listing, cwd: &Path) -> Option<String> {
+    let resolved = fsx::canonical(cwd);
+    listing
+        .records()
+        .iter()
+        .filter_map(|w| {
+            let path = w.path.to_str();
+            let path = Path::new(path.as_ref());
+            (cwd.starts_with(path) || resolved.starts_with(path))
+                .then(|| (path.components().count(), w.name.to_str().into_owned()))
+        })
+        .max_by_key(|(depth, _)| *depth)
+        .map(|(_, name)| name)
 }
 
 /// A workspace with its worktrees summarised.

@@ -52,6 +52,9 @@ use crate::state::{State, Store};
 pub trait Events: Sync {
     /// A step has started ("fetching api").
     fn progress(&self, message: &str);
+    /// Where one repository's work is (fetching, checking out, cloning, rebasing), for the
+    /// live per-repository display. Repositories are told apart by name.
+    fn task(&self, _repo: &str, _task: Task<'_>) {}
     /// A line printed by a hook or a repository command, with the prefix that says whose.
     fn output(&self, prefix: &str, line: &str);
     /// A line from one of several processes running side by side (`gw run`), shown the
@@ -60,6 +63,50 @@ pub trait Events: Sync {
     fn process_output(&self, label: &Label<'_>, line: &str) {
         self.output(&format!("{:<w$} | ", label.name, w = label.width), line);
     }
+}
+
+/// What one repository's work has come to (see [`Events::task`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Task<'a> {
+    /// A step begins: "fetching", "checking out", "cloning", "rebasing onto main".
+    Step(&'a str),
+    /// git reported how far the step is (`Updating files`, 9000 of 20000).
+    Count {
+        what: &'a str,
+        done: u64,
+        total: Option<u64>,
+    },
+    /// The repository's work is over.
+    Done { ok: bool },
+}
+
+impl<'a> From<crate::git::Progress<'a>> for Task<'a> {
+    fn from(p: crate::git::Progress<'a>) -> Task<'a> {
+        Task::Count {
+            what: p.what,
+            done: p.done,
+            total: p.total,
+        }
+    }
+}
+
+/// Runs one repository's step between [`Task::Step`] and [`Task::Done`] events, handing
+/// `f` a progress callback for git.
+pub(crate) fn task<T, E>(
+    ctx: &Ctx<'_>,
+    repo: &str,
+    step: &str,
+    f: impl FnOnce(&mut dyn FnMut(crate::git::Progress<'_>)) -> std::result::Result<T, E>,
+) -> std::result::Result<T, E> {
+    ctx.events.task(repo, Task::Step(step));
+    let r = f(&mut |p| ctx.events.task(repo, p.into()));
+    ctx.events.task(repo, Task::Done { ok: r.is_ok() });
+    r
+}
+
+/// `n thing` or `n things`: "1 worktree", "3 worktrees", "1 repository".
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Whose output a line is, among several processes running side by side.

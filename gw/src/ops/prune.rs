@@ -92,7 +92,10 @@ impl PruneReport {
     pub fn next_actions(&self) -> Vec<NextAction> {
         if !self.applied && !self.workspaces.is_empty() {
             return vec![NextAction::destructive(
-                format!("Delete these {} workspaces", self.workspaces.len()),
+                format!(
+                    "Delete {}",
+                    crate::ops::count(self.workspaces.len(), "workspace", "workspaces")
+                ),
                 &[
                     "gw",
                     "prune",
@@ -176,9 +179,9 @@ pub fn prune(ctx: &Ctx<'_>, opts: PruneOptions) -> Result<PruneReport> {
             Error::new(
                 *code,
                 format!(
-                    "could not prune {} of {} workspaces: {}",
+                    "could not prune {} of {}: {}",
                     failed.len(),
-                    candidates.len(),
+                    crate::ops::count(candidates.len(), "workspace", "workspaces"),
                     summary.join("; ")
                 ),
             )
@@ -360,7 +363,10 @@ impl PruneBranchesReport {
         if !self.applied && !self.branches.is_empty() {
             let argv: Vec<&str> = self.argv.iter().map(String::as_str).collect();
             return vec![NextAction::destructive(
-                format!("Delete these {} branches", self.branches.len()),
+                format!(
+                    "Delete {}",
+                    crate::ops::count(self.branches.len(), "branch", "branches")
+                ),
                 &argv,
             )];
         }
@@ -380,8 +386,10 @@ pub fn prune_branches(ctx: &Ctx<'_>, opts: PruneBranchesOptions) -> Result<Prune
         .map(|r| (fsx::canonical(&r.source_repo), r.branch.clone()))
         .collect();
     if opts.fetch {
-        ctx.events
-            .progress(&format!("fetching {} repositories", discovery.repos.len()));
+        ctx.events.progress(&format!(
+            "fetching {}",
+            crate::ops::count(discovery.repos.len(), "repository", "repositories")
+        ));
     }
     let found = parallel::map(&discovery.repos, |r| repo_candidates(r, &opts, &recorded));
     let mut warnings = discovery.warnings.clone();
@@ -435,9 +443,9 @@ pub fn prune_branches(ctx: &Ctx<'_>, opts: PruneBranchesOptions) -> Result<Prune
             Error::new(
                 Code::GitFailed,
                 format!(
-                    "could not delete {} of {} branches: {}",
+                    "could not delete {} of {}: {}",
                     failed.len(),
-                    report.branches.len(),
+                    crate::ops::count(report.branches.len(), "branch", "branches"),
                     failed.join("; ")
                 ),
             )

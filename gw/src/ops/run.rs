@@ -550,9 +550,9 @@ fn failure(ws: &Workspace, repos: &[RunResult]) -> Option<Error> {
     } else {
         let names: Vec<&str> = failed.iter().map(|r| r.repo.as_str()).collect();
         format!(
-            "{} of {} repositories failed: {}",
+            "{} of {} failed: {}",
             failed.len(),
-            repos.len(),
+            crate::ops::count(repos.len(), "repository", "repositories"),
             names.join(", ")
         )
     };

@@ -21,10 +21,19 @@ pub fn shell_init(shell: &str) -> Result<ShellInitReport> {
         "bash" => ("bash", POSIX),
         "zsh" => ("zsh", POSIX),
         "fish" => ("fish", FISH),
-        "nu" | "nushell" => ("nu", NU),
+        "nu" | "nushell" => {
+            let completer = NU_COMPLETER
+                .replace("VAR", "COMPLETE")
+                .replace("NAME", "gw")
+                .replace("COMPLETER", "\"gw\"");
+            return Ok(ShellInitReport {
+                shell: "nu".to_string(),
+                script: NU.replace("NU_COMPLETER", &completer),
+            });
+        }
         other => {
             return Err(Error::usage(format!("unsupported shell `{other}`"))
-                .with_fix(format!("Use --shell with one of: {}", SHELLS.join(", "))));
+                .with_fix(format!("Name one of: {}", SHELLS.join(", "))));
         }
     };
     Ok(ShellInitReport {
@@ -33,16 +42,22 @@ pub fn shell_init(shell: &str) -> Result<ShellInitReport> {
     })
 }
 
-/// The shell to use when none is given: the basename of `$SHELL`, else bash.
-pub fn detect(shell_env: Option<&str>) -> String {
-    let name = shell_env
-        .and_then(|s| s.rsplit('/').next())
-        .unwrap_or("bash");
-    if SHELLS.contains(&name) || name == "nushell" {
-        name.to_string()
-    } else {
-        "bash".to_string()
-    }
+/// The shell to use when none is given: the program that ran `gw` when it is a shell grove
+/// knows (fish started from bash has `SHELL=/bin/bash`, but runs `gw shell-init | source`
+/// itself), else the basename of `$SHELL`, else bash.
+pub fn detect(parent: Option<&str>, shell_env: Option<&str>) -> String {
+    let known = |name: &str| {
+        let name = name.trim_start_matches('-');
+        match name {
+            "nushell" => Some("nu"),
+            _ => SHELLS.iter().copied().find(|s| *s == name),
+        }
+    };
+    parent
+        .and_then(known)
+        .or_else(|| shell_env.and_then(|s| s.rsplit('/').next()).and_then(known))
+        .unwrap_or("bash")
+        .to_string()
 }
 
 const POSIX: &str = r#"# grove shell integration: eval "$(gw shell-init)"
@@ -78,7 +93,7 @@ gw() {
 }
 "#;
 
-const FISH: &str = r#"# grove shell integration: gw shell-init --shell fish | source
+const FISH: &str = r#"# grove shell integration: gw shell-init fish | source
 function gw --wraps gw --description 'grove workspaces'
     switch "$argv[1]"
         case go
@@ -107,8 +122,29 @@ function gw --wraps gw --description 'grove workspaces'
 end
 "#;
 
-const NU: &str = r#"# grove shell integration: gw shell-init --shell nu | save -f ~/.grove.nu; source ~/.grove.nu
-def --env --wrapped gw [...args: string] {
+/// nushell's completer for `gw` (a template: `VAR`, `NAME`, `COMPLETER`): it hands the line
+/// to `COMPLETE=nu gw -- WORDS…` and reads back one `value<TAB>description` per line. Part of
+/// the nu integration, and of `gw completions nu`.
+pub const NU_COMPLETER: &str = r#"def "nu-complete NAME" [context: string] {
+    let words = ($context | str trim --right | split row -r '\s+')
+    let words = if ($context | str ends-with " ") { $words | append "" } else { $words }
+    with-env { VAR: "nu" } { run-external COMPLETER "--" ...$words }
+    | lines
+    | each {|line|
+        let parts = ($line | split row "\t")
+        if ($parts | length) > 1 {
+            { value: ($parts | first), description: ($parts | get 1) }
+        } else {
+            { value: ($parts | first) }
+        }
+    }
+}
+"#;
+
+const NU: &str = r#"# grove shell integration: gw shell-init nu | save -f ~/.grove.nu; source ~/.grove.nu
+# (it completes workspace names, repositories and presets too)
+NU_COMPLETER
+def --env --wrapped gw [...args: string@"nu-complete gw"] {
     if ($args | is-not-empty) and ($args | first) == "go" {
         let out = (^gw ...$args | str trim)
         if ($out | is-not-empty) and ($out | path exists) and (($out | path type) == "dir") {
@@ -144,8 +180,14 @@ mod tests {
             assert!(r.script.contains("GROVE_CD_FILE"), "{s}");
         }
         assert!(shell_init("tcsh").is_err());
-        assert_eq!(detect(Some("/usr/bin/fish")), "fish");
-        assert_eq!(detect(Some("/bin/sh")), "bash");
-        assert_eq!(detect(None), "bash");
+        assert_eq!(detect(None, Some("/usr/bin/fish")), "fish");
+        assert_eq!(detect(None, Some("/bin/sh")), "bash");
+        assert_eq!(detect(None, None), "bash");
+        // fish started from bash: the parent process says fish, $SHELL says bash.
+        assert_eq!(detect(Some("fish"), Some("/bin/bash")), "fish");
+        assert_eq!(detect(Some("-zsh"), Some("/bin/bash")), "zsh");
+        assert_eq!(detect(Some("nu"), None), "nu");
+        // Run from something that is not a shell (a terminal, a script runner): $SHELL.
+        assert_eq!(detect(Some("python3"), Some("/usr/bin/zsh")), "zsh");
     }
 }

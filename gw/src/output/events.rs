@@ -1,43 +1,118 @@
 //! Live progress and hook output, written to stderr as it happens.
 
 use std::io::{self, IsTerminal, Write};
+use std::sync::Mutex;
+use std::time::Instant;
 
+use super::progress::Live;
 use super::style::{self, Role};
-use crate::ops::{Events, Label};
+use crate::ops::{Events, Label, Task};
 
-/// Writes events to stderr. Progress lines appear only when stderr is a terminal (or with
-/// `--verbose`); output from hooks and repository commands always appears.
+/// Writes events to stderr. On a terminal (in machine mode too: stdout carries the
+/// envelope, stderr is the person's) progress is drawn live, one line per repository; with
+/// `--verbose` off a terminal it is written as plain lines; otherwise it is not shown.
+/// Output from hooks and repository commands always appears.
 pub struct StderrEvents {
-    show_progress: bool,
+    draw: Draw,
     color: bool,
 }
 
+enum Draw {
+    Live(Live),
+    /// One line per step, with when each repository's work began.
+    Lines(Mutex<Vec<(String, String, Instant)>>),
+    Off,
+}
+
 impl StderrEvents {
-    pub fn new(verbose: bool, no_color: bool, machine: bool) -> StderrEvents {
-        let tty = io::stderr().is_terminal();
-        StderrEvents {
-            show_progress: verbose || (tty && !machine),
-            color: tty && !no_color && !machine,
+    /// `color`: whether stderr is coloured.
+    pub fn new(verbose: bool, color: bool) -> StderrEvents {
+        let draw = if io::stderr().is_terminal() {
+            Draw::Live(Live::new())
+        } else if verbose {
+            Draw::Lines(Mutex::new(Vec::new()))
+        } else {
+            Draw::Off
+        };
+        console::set_colors_enabled_stderr(color);
+        StderrEvents { draw, color }
+    }
+
+    /// Takes the live display off the screen, before the command's own output.
+    pub fn finish(&self) {
+        if let Draw::Live(live) = &self.draw {
+            live.clear();
+        }
+    }
+
+    fn line(&self, line: &str) {
+        match &self.draw {
+            Draw::Live(live) => live.println(line),
+            _ => {
+                let _ = writeln!(io::stderr().lock(), "{line}");
+            }
         }
     }
 }
 
 impl Events for StderrEvents {
     fn progress(&self, message: &str) {
-        if self.show_progress {
-            let line = style::paint(self.color, Role::Dim, &format!("… {message}"));
-            let _ = writeln!(io::stderr().lock(), "{line}");
+        match &self.draw {
+            Draw::Live(live) => live.headline(message),
+            Draw::Lines(_) => self.line(&style::paint(
+                self.color,
+                Role::Dim,
+                &format!("… {message}"),
+            )),
+            Draw::Off => {}
+        }
+    }
+
+    fn task(&self, repo: &str, task: Task<'_>) {
+        match &self.draw {
+            Draw::Live(live) => live.task(repo, task),
+            Draw::Lines(started) => {
+                let mut started = started.lock().unwrap_or_else(|e| e.into_inner());
+                match task {
+                    Task::Step(step) => {
+                        started.retain(|(r, _, _)| r != repo);
+                        started.push((repo.to_string(), step.to_string(), Instant::now()));
+                        drop(started);
+                        self.line(&style::paint(
+                            self.color,
+                            Role::Dim,
+                            &format!("… {repo}: {step}"),
+                        ));
+                    }
+                    Task::Count { .. } => {}
+                    Task::Done { ok } => {
+                        let Some(i) = started.iter().position(|(r, _, _)| r == repo) else {
+                            return;
+                        };
+                        let (_, step, at) = started.remove(i);
+                        drop(started);
+                        let secs = at.elapsed().as_secs_f64();
+                        let how = if ok { "done" } else { "failed" };
+                        self.line(&style::paint(
+                            self.color,
+                            Role::Dim,
+                            &format!("… {repo}: {step} {how} ({secs:.1}s)"),
+                        ));
+                    }
+                }
+            }
+            Draw::Off => {}
         }
     }
 
     fn output(&self, prefix: &str, line: &str) {
         let prefix = style::paint(self.color, Role::Hint, prefix);
-        let _ = writeln!(io::stderr().lock(), "{prefix}{line}");
+        self.line(&format!("{prefix}{line}"));
     }
 
     fn process_output(&self, label: &Label<'_>, line: &str) {
         let name = format!("{:<w$} |", label.name, w = label.width);
         let prefix = style::paint_nth(self.color, label.index, &name);
-        let _ = writeln!(io::stderr().lock(), "{prefix} {line}");
+        self.line(&format!("{prefix} {line}"));
     }
 }

@@ -1,7 +1,7 @@
 //! The output layer: the only code that writes to stdout or stderr.
 //!
 //! A command hands its report to [`emit`], which renders it as human text (tables on
-//! stdout, messages on stderr, colour only on a terminal and never with `NO_COLOR`), as
+//! stdout, messages on stderr, colour as [`ColorChoice`] decides), as
 //! one of the Go grove's bare data shapes (`-o json|jsonl|tsv|name|path`, `--json`), or as
 //! the versioned JSON envelope (`--format json`). In machine mode stdout carries exactly
 //! one envelope and nothing else.
@@ -10,6 +10,7 @@
 mod envelope;
 mod events;
 pub mod pick;
+mod progress;
 pub mod render;
 mod style;
 mod table;
@@ -22,6 +23,37 @@ use std::io::{self, IsTerminal, Write};
 
 use crate::action::NextAction;
 use crate::error::{Code, Error};
+
+/// `--color`: whether human output is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` says never or `CLICOLOR_FORCE`/`FORCE_COLOR` always.
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// The choice in force: `--color` when given, else what the environment says
+    /// (`NO_COLOR` wins over `CLICOLOR_FORCE`/`FORCE_COLOR`), else `Auto`.
+    pub fn resolve(flag: Option<ColorChoice>, no_color: bool, force: bool) -> ColorChoice {
+        match flag {
+            Some(c) if c != ColorChoice::Auto => c,
+            _ if no_color => ColorChoice::Never,
+            _ if force => ColorChoice::Always,
+            _ => ColorChoice::Auto,
+        }
+    }
+
+    /// Whether a stream that is (or is not) a terminal gets colour.
+    pub fn enabled(self, is_terminal: bool) -> bool {
+        match self {
+            ColorChoice::Auto => is_terminal,
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+        }
+    }
+}
 
 /// Human text or the JSON envelope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,6 +162,10 @@ pub struct Printer {
     pub mode: Mode,
     /// stdout is a terminal (a person reads it), not a pipe or a file.
     pub out_is_terminal: bool,
+    /// stderr is a terminal.
+    pub err_is_terminal: bool,
+    /// The width tables fit on stdout: the terminal's, when stdout is one.
+    width: Option<usize>,
     color_out: bool,
     color_err: bool,
     out: Box<dyn Write>,
@@ -137,18 +173,34 @@ pub struct Printer {
 }
 
 impl Printer {
-    /// A printer on the process's stdout and stderr.
-    pub fn stdio(mode: Mode, no_color: bool) -> Printer {
-        let text = mode == Mode::Text && !no_color;
+    /// A printer on the process's stdout and stderr. `columns` (`COLUMNS`) is the width
+    /// when the terminal's own cannot be read.
+    pub fn stdio(mode: Mode, color: ColorChoice, columns: Option<usize>) -> Printer {
+        let text = mode == Mode::Text;
         let out_is_terminal = io::stdout().is_terminal();
+        let err_is_terminal = io::stderr().is_terminal();
+        let width = out_is_terminal.then(|| {
+            console::Term::stdout()
+                .size_checked()
+                .map(|(_, cols)| usize::from(cols))
+                .or(columns)
+                .unwrap_or(80)
+        });
         Printer {
             mode,
             out_is_terminal,
-            color_out: text && out_is_terminal,
-            color_err: text && io::stderr().is_terminal(),
+            err_is_terminal,
+            width,
+            color_out: text && color.enabled(out_is_terminal),
+            color_err: text && color.enabled(err_is_terminal),
             out: Box::new(io::stdout()),
             err: Box::new(io::stderr()),
         }
+    }
+
+    /// Whether messages on stderr are coloured.
+    pub fn color_err(&self) -> bool {
+        self.color_err
     }
 
     /// A printer into buffers, for tests.
@@ -156,6 +208,8 @@ impl Printer {
         Printer {
             mode,
             out_is_terminal: false,
+            err_is_terminal: false,
+            width: None,
             color_out: false,
             color_err: false,
             out,
@@ -200,8 +254,27 @@ impl Printer {
         self.out.write_all(s.as_bytes())
     }
 
+    /// An aligned table on stdout, fitted to the terminal.
     pub fn table(&mut self, headers: &[&str], rows: &[Vec<String>]) -> io::Result<()> {
-        let text = table::render(headers, rows, self.color_out);
+        self.table_keeping(headers, rows, &[])
+    }
+
+    /// Like [`Printer::table`], but the columns `whole` are never truncated: when the table
+    /// does not fit without that, each row is shown as a list of `Header: value` lines.
+    pub fn table_keeping(
+        &mut self,
+        headers: &[&str],
+        rows: &[Vec<String>],
+        whole: &[usize],
+    ) -> io::Result<()> {
+        let text = table::Table {
+            headers,
+            rows,
+            color: self.color_out,
+            width: self.width,
+            whole,
+        }
+        .render();
         self.out.write_all(text.as_bytes())
     }
 
@@ -275,9 +348,11 @@ pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
 /// exit code. Release builds abort on a panic instead of unwinding, so this hook is where a
 /// panic is reported, in every build alike. Nothing is rolled back on the way out: an
 /// interrupted operation is left to recovery, as after `kill -9`.
-pub fn exit_on_panic(mode: Mode, no_color: bool, program: &'static str) {
+pub fn exit_on_panic(mode: Mode, color: ColorChoice, program: &'static str) {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        // A picker or a progress display may have hidden the cursor.
+        pick::restore_terminal();
         default(info);
         let payload = info.payload();
         let what = (payload.downcast_ref::<&str>().copied())
@@ -288,7 +363,7 @@ pub fn exit_on_panic(mode: Mode, no_color: bool, program: &'static str) {
             Ok(once) if !*once => drop(once),
             _ => std::process::exit(1),
         }
-        let mut p = Printer::stdio(mode, no_color);
+        let mut p = Printer::stdio(mode, color, None);
         let e = Error::internal(format!("{program} panicked: {what}"));
         std::process::exit(emit_error(&mut p, &e).into());
     }));
@@ -298,16 +373,19 @@ pub fn exit_on_panic(mode: Mode, no_color: bool, program: &'static str) {
 /// person) and ends the process with its exit code — unless the command's own output is
 /// already written, in which case the command is about to exit anyway. The operations
 /// decide when a signal may end the process this way (`proc::signals`).
-pub fn exit_on_signal(mode: Mode, no_color: bool) -> std::io::Result<()> {
-    static SETTINGS: std::sync::OnceLock<(Mode, bool)> = std::sync::OnceLock::new();
-    let _ = SETTINGS.set((mode, no_color));
+pub fn exit_on_signal(mode: Mode, color: ColorChoice) -> std::io::Result<()> {
+    static SETTINGS: std::sync::OnceLock<(Mode, ColorChoice)> = std::sync::OnceLock::new();
+    let _ = SETTINGS.set((mode, color));
     crate::proc::signals::install(|sig| {
-        let (mode, no_color) = SETTINGS.get().copied().unwrap_or((Mode::Text, true));
+        let (mode, color) = SETTINGS
+            .get()
+            .copied()
+            .unwrap_or((Mode::Text, ColorChoice::Never));
         let once = once();
         if *once {
             return;
         }
-        let mut p = Printer::stdio(mode, no_color);
+        let mut p = Printer::stdio(mode, color, None);
         let e = cancelled(sig);
         let code = emit_unlocked(&mut p, &e);
         std::process::exit(code.into());
@@ -345,6 +423,11 @@ fn emit_unlocked(p: &mut Printer, e: &Error) -> u8 {
 }
 
 fn text_error(p: &mut Printer, e: &Error) -> io::Result<()> {
+    if e.code == Code::Cancelled {
+        // Like gh: a prompt left with Esc or Ctrl-C is not an error worth shouting about.
+        let note = p.paint_err(Role::Dim, &e.message);
+        return writeln!(p.err, "{note}");
+    }
     p.message(Role::Error, &e.message)?;
     if let Some(fix) = &e.fix {
         p.message(Role::Hint, fix)?;
@@ -411,6 +494,13 @@ fn finish(p: &mut Printer, result: io::Result<()>) -> Option<u8> {
         }
         _ => None,
     }
+}
+
+/// Writes bytes to stdout as they are (completion scripts and candidates).
+pub fn emit_bytes(p: &mut Printer, bytes: &[u8]) -> u8 {
+    let result = p.out.write_all(bytes);
+    finish(p, result);
+    0
 }
 
 /// Writes help or version text (clap's own) to stdout in text mode, or as an envelope.

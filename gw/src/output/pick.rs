@@ -1,14 +1,33 @@
 //! Interactive pickers and prompts, drawn on stderr. They are offered only when both stdin
 //! and stderr are terminals and grove is not in machine mode; otherwise the caller gets a
 //! `USAGE` error naming the flag that would have supplied the answer.
+//!
+//! Every picker filters as you type. Esc and Ctrl-C cancel any of them the same quiet way
+//! (`CANCELLED`, exit 8, shown to a person as one dimmed word). Ctrl-C needs care: the
+//! terminal library reads it as a key and then raises SIGINT, which would end `gw` (see
+//! `proc::signals`) with the cursor hidden. So while a prompt is up a signal is only
+//! recorded (`Mode::Defer`) and the prompt ends as cancelled; the terminal's `ISIG` is off
+//! too, so a Ctrl-C typed before the prompt reads its first key arrives as a key. The terminal is left as it was on every way out: the prompt restores the cursor
+//! and the terminal modes when it ends (answered, cancelled or failed), and the panic hook
+//! calls [`restore_terminal`].
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use dialoguer::console::Term;
-use dialoguer::theme::ColorfulTheme;
-use dialoguer::{Confirm, FuzzySelect, Input, MultiSelect};
+use rustix::termios::{LocalModes, OptionalActions, Termios, tcgetattr, tcsetattr};
+
+use inquire::ui::RenderConfig;
+use inquire::{InquireError, MultiSelect, Select, Text};
 
 use crate::error::{Code, Error, Result};
+
+/// A prompt is on the screen (so a panic must bring the cursor back).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Whether prompts are drawn in colour.
+static PLAIN: AtomicBool = AtomicBool::new(false);
+/// The terminal's modes before the prompt changed them.
+static SAVED: Mutex<Option<Termios>> = Mutex::new(None);
 
 /// Whether a person is there to answer.
 pub fn interactive(machine: bool) -> bool {
@@ -20,56 +39,189 @@ pub fn stdout_is_terminal() -> bool {
     std::io::stdout().is_terminal()
 }
 
-fn cancelled() -> Error {
+/// Draws prompts without colour (`--color never`, `NO_COLOR`).
+pub fn set_color(color: bool) {
+    PLAIN.store(!color, Ordering::Relaxed);
+}
+
+/// Shows the cursor again and restores the terminal's modes if a prompt was interrupted
+/// by a panic.
+pub fn restore_terminal() {
+    if ACTIVE.swap(false, Ordering::SeqCst) {
+        restore_modes();
+        let _ = console::Term::stderr().show_cursor();
+        let _ = std::io::stderr().write_all(b"\n");
+    }
+}
+
+/// Turns off the terminal's `ISIG` (Ctrl-C, Ctrl-Z, Ctrl-\\ as signals) until
+/// [`restore_modes`].
+fn keys_not_signals() {
+    let stdin = std::io::stdin();
+    let Ok(modes) = tcgetattr(&stdin) else { return };
+    let mut quiet = modes.clone();
+    quiet.local_modes.remove(LocalModes::ISIG);
+    if tcsetattr(&stdin, OptionalActions::Now, &quiet).is_ok() {
+        *SAVED.lock().unwrap_or_else(|e| e.into_inner()) = Some(modes);
+    }
+}
+
+fn restore_modes() {
+    let saved = SAVED.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(modes) = saved {
+        let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &modes);
+    }
+}
+
+/// The error a cancelled prompt becomes.
+pub fn cancelled() -> Error {
     Error::new(Code::Cancelled, "cancelled")
 }
 
-fn failed(e: dialoguer::Error) -> Error {
-    Error::new(Code::Cancelled, format!("prompt failed: {e}"))
+/// Runs `f` while a prompt is on screen: signals deferred, Ctrl-C a key, and the terminal
+/// restored afterwards.
+fn guarded<T>(f: impl FnOnce() -> T) -> T {
+    let signals = crate::proc::signals::enter(crate::proc::signals::Mode::Defer);
+    keys_not_signals();
+    ACTIVE.store(true, Ordering::SeqCst);
+    let r = f();
+    ACTIVE.store(false, Ordering::SeqCst);
+    restore_modes();
+    drop(signals);
+    r
 }
 
-/// Type-to-filter selection of one item; the index chosen.
+/// Runs one prompt, marking it active while it is on screen.
+fn ask<T>(f: impl FnOnce(RenderConfig<'static>) -> inquire::error::InquireResult<T>) -> Result<T> {
+    let config = if PLAIN.load(Ordering::Relaxed) {
+        RenderConfig::empty()
+    } else {
+        RenderConfig::default_colored()
+    };
+    let r = guarded(|| f(config));
+    r.map_err(|e| match e {
+        InquireError::OperationCanceled | InquireError::OperationInterrupted => cancelled(),
+        // Ctrl-C, read as a key by the terminal library, which then raised SIGINT.
+        InquireError::IO(e) if e.kind() == std::io::ErrorKind::Interrupted => cancelled(),
+        other => Error::new(Code::Cancelled, format!("prompt failed: {other}")),
+    })
+}
+
+const FILTER_HELP: &str = "type to filter, ↑↓ to move, enter to choose, esc to cancel";
+const MANY_HELP: &str =
+    "type to filter, space to select, → all, ← none, enter to accept, esc to cancel";
+
+/// Selection of one item, filtered as you type; the index chosen.
 pub fn one(prompt: &str, items: &[String], default: usize) -> Result<usize> {
-    FuzzySelect::with_theme(&ColorfulTheme::default())
-        .with_prompt(prompt)
-        .items(items)
-        .default(default.min(items.len().saturating_sub(1)))
-        .interact_on_opt(&Term::stderr())
-        .map_err(failed)?
-        .ok_or_else(cancelled)
+    let options = Item::all(items);
+    let start = default.min(items.len().saturating_sub(1));
+    ask(|config| {
+        Select::new(prompt, options)
+            .with_render_config(config)
+            .with_starting_cursor(start)
+            .with_help_message(FILTER_HELP)
+            .with_page_size(page_size())
+            .prompt()
+    })
+    .map(|i| i.index)
 }
 
-/// Selection of several items (space toggles, enter accepts); the indices chosen.
+/// Selection of several items, filtered as you type; the indices chosen. Choosing none
+/// cancels.
 pub fn many(prompt: &str, items: &[String]) -> Result<Vec<usize>> {
-    let chosen = MultiSelect::with_theme(&ColorfulTheme::default())
-        .with_prompt(prompt)
-        .items(items)
-        .interact_on_opt(&Term::stderr())
-        .map_err(failed)?
-        .ok_or_else(cancelled)?;
+    let options = Item::all(items);
+    let chosen = ask(|config| {
+        MultiSelect::new(prompt, options)
+            .with_render_config(config)
+            .with_help_message(MANY_HELP)
+            .with_page_size(page_size())
+            .prompt()
+    })?;
     if chosen.is_empty() {
         Err(cancelled())
     } else {
-        Ok(chosen)
+        Ok(chosen.into_iter().map(|i| i.index).collect())
     }
 }
 
 /// A line of text, with a default.
 pub fn text(prompt: &str, default: &str) -> Result<String> {
-    let theme = ColorfulTheme::default();
-    let mut input = Input::<String>::with_theme(&theme).with_prompt(prompt);
-    if !default.is_empty() {
-        input = input.default(default.to_string());
-    }
-    input.interact_text_on(&Term::stderr()).map_err(failed)
+    ask(|config| {
+        let mut input = Text::new(prompt)
+            .with_render_config(config)
+            .with_help_message("enter to accept, esc to cancel");
+        if !default.is_empty() {
+            input = input.with_default(default);
+        }
+        input.prompt()
+    })
 }
 
-/// Yes or no; no by default.
+/// Yes or no, answered with one key (`y`; `n` or Enter for the default, no); Esc or
+/// Ctrl-C cancels.
 pub fn confirm(prompt: &str) -> Result<bool> {
-    Confirm::with_theme(&ColorfulTheme::default())
-        .with_prompt(prompt)
-        .default(false)
-        .interact_on_opt(&Term::stderr())
-        .map_err(failed)?
-        .ok_or_else(cancelled)
+    use console::Key;
+    let term = console::Term::stderr();
+    let plain = PLAIN.load(Ordering::Relaxed);
+    let paint = |role, text: &str| super::style::paint(!plain, role, text);
+    let answer = guarded(|| -> std::io::Result<Option<bool>> {
+        term.write_str(&format!(
+            "{} {prompt} {} ",
+            paint(super::Role::Success, "?"),
+            paint(super::Role::Dim, "(y/N, esc to cancel)")
+        ))?;
+        loop {
+            let (answer, word) = match term.read_key() {
+                Ok(Key::Char('y' | 'Y')) => (Some(true), "yes"),
+                Ok(Key::Char('n' | 'N') | Key::Enter) => (Some(false), "no"),
+                Ok(Key::Escape | Key::CtrlC) => (None, ""),
+                // Ctrl-C, read as a key by the terminal library, which then raised SIGINT.
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => (None, ""),
+                Err(e) => return Err(e),
+                Ok(_) => continue,
+            };
+            term.write_line(word)?;
+            return Ok(answer);
+        }
+    });
+    match answer {
+        Ok(Some(yes)) => Ok(yes),
+        Ok(None) => Err(cancelled()),
+        Err(e) => Err(Error::new(Code::Cancelled, format!("prompt failed: {e}"))),
+    }
+}
+
+/// A list item that remembers its position.
+#[derive(Clone)]
+struct Item {
+    index: usize,
+    label: String,
+}
+
+impl Item {
+    fn all(items: &[String]) -> Vec<Item> {
+        items
+            .iter()
+            .enumerate()
+            .map(|(index, label)| Item {
+                index,
+                label: label.clone(),
+            })
+            .collect()
+    }
+}
+
+impl std::fmt::Display for Item {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label)
+    }
+}
+
+/// How many items a list shows at once: most of the terminal's height.
+fn page_size() -> usize {
+    let rows = console::Term::stderr()
+        .size_checked()
+        .map(|(rows, _)| usize::from(rows))
+        .unwrap_or(24);
+    rows.saturating_sub(4).clamp(5, 15)
 }

@@ -1,7 +1,7 @@
 //! Running a child to its end while reading its output line by line, and ending it (its
 //! whole process group) on a deadline or a stop request.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -37,11 +37,11 @@ impl Cmd {
             child
                 .stdout
                 .take()
-                .map(|s| reader(Stream::Stdout, s, tx.clone())),
+                .map(|s| reader(Stream::Stdout, s, tx.clone(), self.split_cr)),
             child
                 .stderr
                 .take()
-                .map(|s| reader(Stream::Stderr, s, tx.clone())),
+                .map(|s| reader(Stream::Stderr, s, tx.clone(), self.split_cr)),
         ];
         drop(tx);
         // Supervised children are also stopped when they end on their own but leave
@@ -157,13 +157,24 @@ fn reader<R: Read + Send + 'static>(
     stream: Stream,
     r: R,
     tx: mpsc::Sender<(Stream, String)>,
+    split_cr: bool,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let mut r = BufReader::new(r);
         let mut buf = Vec::new();
+        let mut after_cr = false;
         loop {
             buf.clear();
-            match r.read_until(b'\n', &mut buf) {
+            let read = if split_cr {
+                read_until_eol(&mut r, &mut buf)
+            } else {
+                r.read_until(b'\n', &mut buf)
+            };
+            // The `\n` of a `\r\n` is not a line of its own.
+            if split_cr && std::mem::replace(&mut after_cr, buf.ends_with(b"\r")) && buf == b"\n" {
+                continue;
+            }
+            match read {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
                     if tx
@@ -176,6 +187,31 @@ fn reader<R: Read + Send + 'static>(
             }
         }
     })
+}
+
+/// Reads up to and including the next `\n` or `\r`.
+fn read_until_eol(r: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let mut total = 0;
+    loop {
+        let available = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(total);
+        }
+        let (n, done) = match available.iter().position(|&b| b == b'\n' || b == b'\r') {
+            Some(i) => (i + 1, true),
+            None => (available.len(), false),
+        };
+        buf.extend_from_slice(&available[..n]);
+        r.consume(n);
+        total += n;
+        if done {
+            return Ok(total);
+        }
+    }
 }
 
 /// What ends a running child besides its own exit.

@@ -46,6 +46,8 @@ pub struct Cmd {
     cwd: PathBuf,
     envs: Vec<(OsString, OsString)>,
     timeout: Option<Duration>,
+    /// Output lines also end at a lone carriage return (see [`Cmd::progress_lines`]).
+    split_cr: bool,
     /// Once started, let it finish even when grove dies or is told to stop: git. A git
     /// command ended half way by a signal leaves its lock files (`config.lock`,
     /// `packed-refs.new`, …: 2 of 300 `git branch -D` given SIGTERM did), which block the
@@ -158,8 +160,16 @@ impl Cmd {
             cwd: cwd.to_path_buf(),
             envs: Vec::new(),
             timeout: None,
+            split_cr: false,
             finish: false,
         }
+    }
+
+    /// Hands [`Cmd::stream`] each carriage-return-terminated piece of output as a line of
+    /// its own, as it arrives: git's `--progress` redraws its counters that way.
+    pub fn progress_lines(&mut self) -> &mut Cmd {
+        self.split_cr = true;
+        self
     }
 
     /// `git` with prompts disabled, so it fails instead of waiting for a password.

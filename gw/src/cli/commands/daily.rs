@@ -12,6 +12,8 @@ use crate::ops::sync::SyncOptions;
 use crate::ops::{self, Ctx};
 use crate::output::pick;
 
+use super::workspace::name_or_pick;
+
 #[derive(Debug, Args)]
 pub struct SyncArgs {
     /// Workspace name (default: the one you are in)
@@ -64,7 +66,8 @@ pub fn sync_options(a: SyncArgs) -> SyncOptions {
     }
 }
 
-pub fn sync(ctx: &Ctx<'_>, a: SyncArgs) -> CmdResult {
+pub fn sync(ctx: &Ctx<'_>, mut a: SyncArgs, ui: Ui) -> CmdResult {
+    a.name = name_or_pick(ctx, a.name, ui)?;
     Ok(Out::new(ops::sync::sync(ctx, sync_options(a))?))
 }
 
@@ -76,7 +79,8 @@ pub fn reset_options(a: ResetArgs) -> ResetOptions {
     }
 }
 
-pub fn reset(ctx: &Ctx<'_>, a: ResetArgs) -> CmdResult {
+pub fn reset(ctx: &Ctx<'_>, mut a: ResetArgs, ui: Ui) -> CmdResult {
+    a.name = name_or_pick(ctx, a.name, ui)?;
     Ok(Out::new(ops::reset::reset(ctx, reset_options(a))?))
 }
 
@@ -95,7 +99,8 @@ pub fn add_repo_options(ctx: &Ctx<'_>, a: AddRepoArgs, ui: Ui) -> Result<AddRepo
     })
 }
 
-pub fn add_repo(ctx: &Ctx<'_>, a: AddRepoArgs, ui: Ui) -> CmdResult {
+pub fn add_repo(ctx: &Ctx<'_>, mut a: AddRepoArgs, ui: Ui) -> CmdResult {
+    a.name = name_or_pick(ctx, a.name, ui)?;
     let opts = add_repo_options(ctx, a, ui)?;
     Ok(Out::new(ops::add_repo::add_repo(ctx, opts)?))
 }
@@ -152,7 +157,8 @@ pub fn remove_repo_options(
     })
 }
 
-pub fn remove_repo(ctx: &Ctx<'_>, a: RemoveRepoArgs, ui: Ui) -> CmdResult {
+pub fn remove_repo(ctx: &Ctx<'_>, mut a: RemoveRepoArgs, ui: Ui) -> CmdResult {
+    a.name = name_or_pick(ctx, a.name, ui)?;
     let opts = remove_repo_options(ctx, a, ui)?;
     Ok(Out::new(ops::remove_repo::remove_repo(ctx, opts)?))
 }
@@ -165,6 +171,7 @@ pub fn rename_options(a: RenameArgs) -> RenameOptions {
     }
 }
 
-pub fn rename(ctx: &Ctx<'_>, a: RenameArgs) -> CmdResult {
+pub fn rename(ctx: &Ctx<'_>, mut a: RenameArgs, ui: Ui) -> CmdResult {
+    a.name = name_or_pick(ctx, a.name, ui)?;
     Ok(Out::new(ops::rename::rename(ctx, rename_options(a))?))
 }

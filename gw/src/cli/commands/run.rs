@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::cli::{CmdResult, Out};
+use crate::cli::{CmdResult, Out, Ui};
 use crate::duration;
 use crate::ops::Ctx;
 use crate::ops::run::{self, RunOptions};
@@ -29,9 +29,10 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
     }
 }
 
-pub fn run(ctx: &Ctx<'_>, a: RunArgs) -> CmdResult {
+pub fn run(ctx: &Ctx<'_>, a: RunArgs, ui: Ui) -> CmdResult {
+    let name = super::workspace::name_or_pick(ctx, a.name, ui)?;
     let opts = RunOptions {
-        name: a.name,
+        name,
         repos: a.repos,
         timeout: a.timeout,
         signals: true,

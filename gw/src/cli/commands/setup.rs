@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, CommandFactory, Subcommand};
+use clap::{Args, Subcommand};
 
-use crate::cli::args::{Cli, DataArgs};
+use crate::cli::args::DataArgs;
 use crate::cli::{CmdResult, Out, Ui, missing};
 use crate::error::Error;
 use crate::ops::{self, Ctx};
@@ -32,8 +32,11 @@ pub struct RemoveDirArgs {
 
 #[derive(Debug, Args)]
 pub struct ShellInitArgs {
-    /// bash, zsh, fish or nu (default: from $SHELL)
-    #[arg(long)]
+    /// bash, zsh, fish or nu (default: the shell that runs gw, else $SHELL)
+    #[arg(value_name = "SHELL", value_parser = ["bash", "zsh", "fish", "nu", "nushell"])]
+    pub shell_arg: Option<String>,
+    /// The same as SHELL (kept for existing setups)
+    #[arg(long, value_name = "SHELL", conflicts_with = "shell_arg", value_parser = ["bash", "zsh", "fish", "nu", "nushell"])]
     pub shell: Option<String>,
 }
 
@@ -81,7 +84,8 @@ pub struct PresetNameArgs {
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
-    /// bash, zsh, fish, elvish, powershell or nushell
+    /// bash, zsh, fish, nu (nushell), elvish or powershell
+    #[arg(value_parser = ["bash", "zsh", "fish", "nu", "nushell", "elvish", "powershell"])]
     pub shell: String,
 }
 
@@ -116,9 +120,9 @@ pub fn repos(ctx: &Ctx<'_>, a: DataArgs) -> CmdResult {
 }
 
 pub fn shell_init(ctx: &Ctx<'_>, a: ShellInitArgs) -> CmdResult {
-    let shell = a
-        .shell
-        .unwrap_or_else(|| ops::shell_init::detect(ctx.env.shell.as_deref()));
+    let shell = a.shell_arg.or(a.shell).unwrap_or_else(|| {
+        ops::shell_init::detect(ctx.env.parent_shell().as_deref(), ctx.env.shell.as_deref())
+    });
     Ok(Out::new(ops::shell_init::shell_init(&shell)?))
 }
 
@@ -193,28 +197,16 @@ pub fn schema(a: SchemaArgs) -> CmdResult {
     Ok(Out::new(ops::schema::schema(a.name.as_deref())?))
 }
 
-pub fn completions(a: CompletionsArgs) -> CmdResult {
-    use clap_complete::Shell;
-    let mut cmd = Cli::command();
-    let mut buf = Vec::new();
-    let shell = match a.shell.as_str() {
-        "bash" => Some(Shell::Bash),
-        "zsh" => Some(Shell::Zsh),
-        "fish" => Some(Shell::Fish),
-        "elvish" => Some(Shell::Elvish),
-        "powershell" => Some(Shell::PowerShell),
-        "nu" | "nushell" => None,
-        other => {
-            return Err(Error::usage(format!("unsupported shell `{other}`"))
-                .with_fix("Use one of: bash, zsh, fish, elvish, powershell, nushell"));
-        }
-    };
-    match shell {
-        Some(s) => clap_complete::generate(s, &mut cmd, "gw", &mut buf),
-        None => clap_complete::generate(clap_complete_nushell::Nushell, &mut cmd, "gw", &mut buf),
-    }
+pub fn completions(ctx: &Ctx<'_>, a: CompletionsArgs) -> CmdResult {
+    let shell = crate::cli::complete::shell(&a.shell).ok_or_else(|| {
+        Error::usage(format!("unsupported shell `{}`", a.shell))
+            .with_fix("Use one of: bash, zsh, fish, nu, elvish, powershell")
+    })?;
+    let completer = crate::cli::completer_path(ctx.env);
+    let script = crate::cli::complete::script(shell, &completer)
+        .map_err(|e| Error::internal(format!("cannot write the completion script: {e}")))?;
     Ok(Out::new(Script {
-        shell: a.shell.clone(),
-        script: String::from_utf8_lossy(&buf).into_owned(),
+        shell: shell.name().to_string(),
+        script,
     }))
 }

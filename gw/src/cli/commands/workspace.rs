@@ -275,16 +275,18 @@ pub fn list(ctx: &Ctx<'_>, a: ListArgs) -> CmdResult {
     }
 }
 
-pub fn show(ctx: &Ctx<'_>, a: ShowArgs) -> CmdResult {
+pub fn show(ctx: &Ctx<'_>, a: ShowArgs, ui: Ui) -> CmdResult {
+    let name = name_or_pick(ctx, a.name, ui)?;
     Ok(Out::with_data(
-        ops::list::show(ctx, a.name.as_deref())?,
+        ops::list::show(ctx, name.as_deref())?,
         a.data.format(),
     ))
 }
 
-pub fn status(ctx: &Ctx<'_>, a: StatusArgs) -> CmdResult {
+pub fn status(ctx: &Ctx<'_>, a: StatusArgs, ui: Ui) -> CmdResult {
+    let name = name_or_pick(ctx, a.name, ui)?;
     Ok(Out::with_data(
-        ops::status::status(ctx, a.name.as_deref())?,
+        ops::status::status(ctx, name.as_deref())?,
         a.data.format(),
     ))
 }
@@ -340,6 +342,20 @@ pub fn go(ctx: &Ctx<'_>, a: GoArgs, ui: Ui) -> CmdResult {
     }
     report.warnings = warnings;
     Ok(Out::new(report))
+}
+
+/// The workspace a command is about: `name` when given; else, for a person at a terminal
+/// outside any workspace, one picked from the list; else `None` (the command then uses the
+/// workspace the current directory is in, or says that it is not in one).
+pub fn name_or_pick(ctx: &Ctx<'_>, name: Option<String>, ui: Ui) -> Result<Option<String>, Error> {
+    if name.is_some() || !ui.interactive {
+        return Ok(name);
+    }
+    let state = ctx.state()?;
+    if state.containing(&ctx.env.cwd).is_some() || state.workspaces.is_empty() {
+        return Ok(None);
+    }
+    pick_workspace(ctx, ui).map(Some)
 }
 
 fn pick_workspace(ctx: &Ctx<'_>, ui: Ui) -> Result<String, Error> {

@@ -39,8 +39,10 @@ pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<Crea
             tx::remove_registration(ctx, &r.source, path)?;
         }
     }
-    ctx.events
-        .progress(&format!("creating {} worktrees", plan.repos.len()));
+    ctx.events.progress(&format!(
+        "creating {}",
+        crate::ops::count(plan.repos.len(), "worktree", "worktrees")
+    ));
     let adds: Vec<Action> = plan
         .repos
         .iter()

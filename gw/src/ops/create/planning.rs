@@ -190,12 +190,16 @@ pub(crate) fn fetch_all(ctx: &Ctx<'_>, chosen: &[Chosen]) -> Vec<String> {
     if with_remote.is_empty() {
         return Vec::new();
     }
-    ctx.events
-        .progress(&format!("fetching {} repositories", with_remote.len()));
+    ctx.events.progress(&format!(
+        "fetching {}",
+        crate::ops::count(with_remote.len(), "repository", "repositories")
+    ));
     let results = parallel::map_processes(&with_remote, |c| {
-        // Fetch writes refs; serialise with other gw processes working in this repository.
-        let _lock = tx::repo_lock(ctx, &c.path)?;
-        git::fetch(&c.path).map_err(Error::from)
+        crate::ops::task(ctx, &c.name, "fetching", |on| {
+            // Fetch writes refs; serialise with other gw processes working in this repository.
+            let _lock = tx::repo_lock(ctx, &c.path)?;
+            git::fetch(&c.path, on).map_err(Error::from)
+        })
     });
     with_remote
         .iter()

@@ -157,8 +157,8 @@ pub fn sync(ctx: &Ctx<'_>, opts: SyncOptions) -> Result<SyncReport> {
     let locks = tx::lock_workspaces(ctx, &[&name])?;
     let ws = resolve::by_name(&ctx.state()?, &name)?.clone();
     ctx.events.progress(&format!(
-        "syncing {} repositories of {}",
-        ws.repos.len(),
+        "syncing {} of {}",
+        crate::ops::count(ws.repos.len(), "repository", "repositories"),
         ws.name
     ));
     let mut fetch = true;
@@ -436,9 +436,9 @@ fn failure(ws: &Workspace, repos: &[RepoSync], command: &str) -> Option<Error> {
     let mut e = Error::new(
         Code::GitFailed,
         format!(
-            "{command} failed in {} of {} repositories: {}",
+            "{command} failed in {} of {}: {}",
             failed.len(),
-            repos.len(),
+            crate::ops::count(repos.len(), "repository", "repositories"),
             summary.join("; ")
         ),
     )

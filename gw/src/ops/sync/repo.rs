@@ -38,10 +38,11 @@ pub(super) fn inspect(ctx: &Ctx<'_>, r: &RepoEntry, fetch: bool) -> Stage {
         .and_then(|s| s.origin_url())
         .is_some();
     if fetch && has_origin {
-        ctx.events.progress(&format!("fetching {name}"));
         // Fetch writes refs; serialise with other gw processes working in this repository.
-        let fetched = tx::repo_lock(ctx, &r.source_repo)
-            .and_then(|_lock| git::fetch(&r.source_repo).map_err(Error::from));
+        let fetched = crate::ops::task(ctx, name, "fetching", |on| {
+            tx::repo_lock(ctx, &r.source_repo)
+                .and_then(|_lock| git::fetch(&r.source_repo, on).map_err(Error::from))
+        });
         if let Err(e) = fetched {
             out.warnings.push(format!(
                 "{name}: fetch failed, using local state: {}",
@@ -192,7 +193,6 @@ pub(super) fn rebase(ctx: &Ctx<'_>, workspace: &str, b: Behind) -> (RepoSync, Op
         );
         return (out.done(Outcome::Skipped, why), None);
     }
-    ctx.events.progress(&format!("rebasing {name} onto {base}"));
     // The rebase moves the branch ref (shared with the source repository): hold its lock.
     let lock = match tx::repo_lock(ctx, &source) {
         Ok(l) => l,
@@ -204,7 +204,8 @@ pub(super) fn rebase(ctx: &Ctx<'_>, workspace: &str, b: Behind) -> (RepoSync, Op
         Ok(j) => j,
         Err(e) => return (out.done(Outcome::Failed, e.message.clone()), None),
     };
-    let rebased = git::rebase(&worktree, &base);
+    let step = format!("rebasing onto {base}");
+    let rebased = crate::ops::task(ctx, &name, &step, |_| git::rebase(&worktree, &base));
     let rebased = match rebased {
         // A rebase that stopped is aborted at once, still under the lock.
         Ok(Rebase::Stopped { conflicts, output }) => {

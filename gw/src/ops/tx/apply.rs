@@ -73,8 +73,10 @@ fn apply_inner(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
                 },
             };
             let _lock = repo_lock(ctx, source)?;
-            git::worktree_add(source, path, branch, &checkout)
-                .map_err(|e| Error::from(e).context(repo))
+            crate::ops::task(ctx, repo, "checking out", |on| {
+                git::worktree_add(source, path, branch, &checkout, on)
+            })
+            .map_err(|e| Error::from(e).context(repo))
         }
         Action::MoveDir { from, to } => {
             territory.check(from, "move")?;

@@ -211,7 +211,12 @@ impl Render for DoctorReport {
             })
             .collect();
         if self.fix {
-            p.table(&["Workspace", "Repo", "Issue", "Action", "Result"], &rows)?;
+            // An issue is read in full: cut short, it would not say what is wrong.
+            p.table_keeping(
+                &["Workspace", "Repo", "Issue", "Action", "Result"],
+                &rows,
+                &[2, 3],
+            )?;
             p.message(
                 Role::Plain,
                 &format!(
@@ -220,7 +225,7 @@ impl Render for DoctorReport {
                 ),
             )
         } else {
-            p.table(&["Workspace", "Repo", "Issue", "Action"], &rows)?;
+            p.table_keeping(&["Workspace", "Repo", "Issue", "Action"], &rows, &[2, 3])?;
             if self.issues.iter().any(|i| i.fixable) {
                 p.message(
                     Role::Hint,

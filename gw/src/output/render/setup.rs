@@ -38,7 +38,13 @@ impl Render for InitReport {
         for d in &self.repo_dirs {
             p.message(Role::Plain, &format!("  repo dir: {}", d.display()))?;
         }
-        p.message(Role::Plain, &format!("{} repos found", self.repos_found))
+        p.message(
+            Role::Plain,
+            &format!(
+                "{} found",
+                crate::ops::count(self.repos_found, "repository", "repositories")
+            ),
+        )
     }
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
@@ -68,7 +74,13 @@ impl Render for DirReport {
             _ => p.message(Role::Success, &format!("Removed {dir}"))?,
         }
         if let Some(n) = self.repos_found {
-            p.message(Role::Plain, &format!("{n} repos found"))?;
+            p.message(
+                Role::Plain,
+                &format!(
+                    "{} found",
+                    crate::ops::count(n, "repository", "repositories")
+                ),
+            )?;
         }
         Ok(())
     }

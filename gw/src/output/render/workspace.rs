@@ -156,8 +156,15 @@ impl Render for ListReport {
             .map(|w| {
                 let repos: Vec<_> = w.repos.iter().map(|r| r.repo_name.to_str()).collect();
                 let created = w.created_at.map(|c| c.to_str()).unwrap_or_default();
+                let name = w.name.to_str();
+                // `*` marks the workspace you are in, as git marks the current branch.
+                let name = match &self.current {
+                    Some(c) if *c == name => format!("* {}", p.paint(Role::Success, &name)),
+                    Some(_) => format!("  {}", p.paint(Role::Name, &name)),
+                    None => p.paint(Role::Name, &name),
+                };
                 vec![
-                    p.paint(Role::Name, &w.name.to_str()),
+                    name,
                     w.branch.to_str().into_owned(),
                     repos.join(", "),
                     date(&created),
@@ -520,8 +527,16 @@ impl Render for GoReport {
         }
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
-        // No newline: the shell wrapper `cd`s into exactly this.
-        p.raw(&path_str(&self.path))
+        // The shell wrapper captures this and `cd`s into it (command substitution drops the
+        // newline). On a terminal nothing captured it: the integration is missing.
+        p.line(&path_str(&self.path))?;
+        if p.out_is_terminal {
+            p.message(
+                Role::Hint,
+                "a program cannot change its shell's directory: add `eval \"$(gw shell-init)\"` to your shell's rc file so that `gw go` does, or run `cd \"$(gw go NAME)\"`",
+            )?;
+        }
+        Ok(())
     }
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
@@ -660,6 +675,7 @@ mod tests {
         for text in [text, "[]", ""] {
             let report = ListReport {
                 listing: Listing::parse(text.to_string()).unwrap(),
+                current: None,
             };
             let mut written = Vec::new();
             write_list(report.listing.records(), &mut written).unwrap();
