@@ -69,6 +69,30 @@ struct Case {
     peak_rss_kib: Option<u64>,
 }
 
+pub const USAGE: &str = "usage: cargo xtask bench [--quick] [--json FILE] [--scaling]
+
+Times grove's hot paths (status, context, list -s, list, create, delete) alternately with
+the git work they stand for, and reports the median ratio per case against its budget.
+
+  --quick      small fixtures and few pairs: a smoke run (no budgets judged)
+  --json FILE  also write the figures as JSON
+  --scaling    also time status and list over growing fixtures";
+
+/// Checks the arguments; does no work.
+pub fn check_args(args: &[String]) -> Result<(), String> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" | "--scaling" => {}
+            "--json" => {
+                it.next().ok_or("--json needs a file")?;
+            }
+            other => return Err(format!("unknown argument `{other}`\n\n{USAGE}")),
+        }
+    }
+    Ok(())
+}
+
 pub fn run(args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
     let scaling = args.iter().any(|a| a == "--scaling");
