@@ -72,6 +72,9 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
         env: Vec::new(),
     });
     crate::time::set_tz(env.tz.clone());
+    // Ctrl-C and SIGTERM: see `proc::signals`. Without the watcher they would end the
+    // process as the OS does, which is still safe, only unreported.
+    let _ = output::exit_on_signal(p.mode, env.no_color);
     let events = StderrEvents::new(cli.verbose, env.no_color, machine);
     let mut ctx = Ctx::new(&env, &events);
     ctx.no_hooks = cli.no_hooks;
@@ -88,7 +91,25 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
             std::mem::forget(out);
             code
         }
-        Err(e) => output::emit_error(&mut p, &e),
+        Err(e) => output::emit_error(&mut p, &cancelled_instead(e)),
+    }
+}
+
+/// A command that failed after SIGINT or SIGTERM asked it to stop failed because of that
+/// (a step was interrupted, or it stopped between steps): `CANCELLED`, with what happened
+/// in the message — unless something is left for recovery, which matters more.
+fn cancelled_instead(e: Error) -> Error {
+    match crate::proc::signals::requested() {
+        Some(sig)
+            if e.code != crate::error::Code::RecoveryPending
+                && e.code != crate::error::Code::Cancelled =>
+        {
+            let mut c = output::cancelled(sig);
+            c.message = format!("{}: {}", c.message, e.message);
+            c.details = e.details.clone();
+            c
+        }
+        _ => e,
     }
 }
 

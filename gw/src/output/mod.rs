@@ -215,6 +215,8 @@ impl Printer {
 
 /// Shows a command's report and returns the process exit code.
 pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
+    let mut once = once();
+    *once = true;
     let failure = r.failure();
     let code = failure.map(|e| e.code.exit_code()).unwrap_or(0);
     let result = match p.mode {
@@ -226,8 +228,7 @@ pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
             let doc = match failure {
                 None => {
                     let result = write_ok(p, &r.result(), &warnings, &r.next_actions());
-                    finish(p, result);
-                    return code;
+                    return finish(p, result).unwrap_or(code);
                 }
                 Some(e) => {
                     let mut doc = envelope_error(e);
@@ -260,8 +261,7 @@ pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
             shown.and(warnings).and(failed)
         }
     };
-    finish(p, result);
-    code
+    finish(p, result).unwrap_or(code)
 }
 
 /// Makes a panic anywhere in the process (any thread) end it like any other failure: the
@@ -277,20 +277,65 @@ pub fn exit_on_panic(mode: Mode, no_color: bool, program: &'static str) {
         let what = (payload.downcast_ref::<&str>().copied())
             .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
             .unwrap_or("unknown panic");
+        // A panic while the output is being written leaves no room for an envelope.
+        match ONCE.try_lock() {
+            Ok(once) if !*once => drop(once),
+            _ => std::process::exit(1),
+        }
         let mut p = Printer::stdio(mode, no_color);
         let e = Error::internal(format!("{program} panicked: {what}"));
         std::process::exit(emit_error(&mut p, &e).into());
     }));
 }
 
+/// Reports SIGINT or SIGTERM (`CANCELLED`: the envelope in machine mode, one line for a
+/// person) and ends the process with its exit code — unless the command's own output is
+/// already written, in which case the command is about to exit anyway. The operations
+/// decide when a signal may end the process this way (`proc::signals`).
+pub fn exit_on_signal(mode: Mode, no_color: bool) -> std::io::Result<()> {
+    static SETTINGS: std::sync::OnceLock<(Mode, bool)> = std::sync::OnceLock::new();
+    let _ = SETTINGS.set((mode, no_color));
+    crate::proc::signals::install(|sig| {
+        let (mode, no_color) = SETTINGS.get().copied().unwrap_or((Mode::Text, true));
+        let once = once();
+        if *once {
+            return;
+        }
+        let mut p = Printer::stdio(mode, no_color);
+        let e = cancelled(sig);
+        let code = emit_unlocked(&mut p, &e);
+        std::process::exit(code.into());
+    })
+}
+
+/// The error of a command ended by `sig` before it changed anything.
+pub fn cancelled(sig: i32) -> Error {
+    Error::new(
+        Code::Cancelled,
+        format!("cancelled by {}", crate::proc::signal_name(sig)),
+    )
+}
+
+static ONCE: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+
+/// Held while the process's one document (or one error) is written; `true` once it was.
+fn once() -> std::sync::MutexGuard<'static, bool> {
+    ONCE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Shows an error and returns the process exit code.
 pub fn emit_error(p: &mut Printer, e: &Error) -> u8 {
+    let mut once = once();
+    *once = true;
+    emit_unlocked(p, e)
+}
+
+fn emit_unlocked(p: &mut Printer, e: &Error) -> u8 {
     let result = match p.mode {
         Mode::Json => write_json(p, &envelope_error(e)),
         Mode::Text => text_error(p, e),
     };
-    finish(p, result);
-    e.code.exit_code()
+    finish(p, result).unwrap_or(e.code.exit_code())
 }
 
 fn text_error(p: &mut Printer, e: &Error) -> io::Result<()> {
@@ -338,18 +383,24 @@ fn write_ok(
     w.flush()
 }
 
-/// A closed stdout (`gw list | head -1`) is not an error worth reporting.
-fn finish(p: &mut Printer, result: io::Result<()>) {
+/// Flushes the output. Output that could not be written (a full disk) is a failure: the
+/// exit code to use instead (1), after a line on stderr. A closed stdout (`gw list | head
+/// -1`) is not an error worth reporting.
+fn finish(p: &mut Printer, result: io::Result<()>) -> Option<u8> {
     let result = result.and_then(|_| p.flush());
-    if let Err(e) = result
-        && e.kind() != io::ErrorKind::BrokenPipe
-    {
-        let _ = writeln!(io::stderr(), "error: cannot write output: {e}");
+    match result {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            let _ = writeln!(io::stderr(), "error: cannot write output: {e}");
+            Some(Code::Internal.exit_code())
+        }
+        _ => None,
     }
 }
 
 /// Writes help or version text (clap's own) to stdout in text mode, or as an envelope.
 pub fn emit_help(p: &mut Printer, text: &str) -> u8 {
+    let mut once = once();
+    *once = true;
     let result = match p.mode {
         Mode::Json => {
             let help = Json::of(render::Help {
@@ -359,8 +410,7 @@ pub fn emit_help(p: &mut Printer, text: &str) -> u8 {
         }
         Mode::Text => p.raw(text),
     };
-    finish(p, result);
-    0
+    finish(p, result).unwrap_or(0)
 }
 
 /// Shows a clap parse error (or its help/version output): clap's own text in text mode, a

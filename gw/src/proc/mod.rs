@@ -1,0 +1,605 @@
+//! The one place grove starts processes: git, hooks, plugins and `gw run`'s dev processes.
+//!
+//! Every [`Cmd`] has an explicit working directory. Output is captured (or handed line by
+//! line to a callback), never inherited, so nothing a child prints can reach grove's
+//! stdout behind the output layer's back.
+//!
+//! Every child grove waits for is the leader of a process group of its own, so a Ctrl-C
+//! at the terminal (or a signal to grove's group) reaches grove alone, which decides what
+//! happens to its children ([`signals`]); on Linux each also gets SIGTERM when grove dies,
+//! however it dies. While an operation runs, its journal's lock is every child's stdin
+//! ([`inherit_lock`]): the lock, and so the operation, stays held while anything the
+//! operation started is still at work, even after grove itself was killed.
+//!
+//! Several long-running children (`gw run`) share one [`Stop`]: SIGINT, SIGTERM or a
+//! deadline turns into a stop request, and each child supervised with it
+//! ([`Cmd::supervise`]) has its whole process group terminated, then killed after a grace
+//! period.
+
+mod drive;
+pub mod signals;
+mod stop;
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::fs::File;
+use std::io;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+pub use drive::group_alive;
+pub use stop::{STOP_GRACE, SignalGuard, Stop, StopReason, signal_name};
+
+use drive::Watch;
+
+/// How many trailing output lines are kept for error messages.
+const TAIL_LINES: usize = 20;
+/// A process to run.
+#[derive(Debug, Clone)]
+pub struct Cmd {
+    program: OsString,
+    args: Vec<OsString>,
+    cwd: PathBuf,
+    envs: Vec<(OsString, OsString)>,
+    timeout: Option<Duration>,
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Exited(i32),
+    Signaled(i32),
+    TimedOut,
+    /// Ended by a [`Stop`] request (or not started because one came first).
+    Stopped,
+}
+
+impl Status {
+    fn from_exit(s: ExitStatus) -> Status {
+        match (s.code(), s.signal()) {
+            (Some(c), _) => Status::Exited(c),
+            (None, Some(sig)) => Status::Signaled(sig),
+            (None, None) => Status::Exited(-1),
+        }
+    }
+
+    pub fn success(self) -> bool {
+        self == Status::Exited(0)
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Status::Exited(c) => write!(f, "exit status {c}"),
+            Status::Signaled(s) => write!(f, "killed by signal {s}"),
+            Status::TimedOut => write!(f, "timed out"),
+            Status::Stopped => write!(f, "stopped"),
+        }
+    }
+}
+
+/// What a finished process printed and how it ended.
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub status: Status,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    pub fn success(&self) -> bool {
+        self.status.success()
+    }
+
+    /// The last lines of stderr (or of stdout when stderr is empty), for error messages.
+    pub fn tail(&self) -> String {
+        let text = if self.stderr.trim().is_empty() {
+            &self.stdout
+        } else {
+            &self.stderr
+        };
+        tail_lines(text, TAIL_LINES)
+    }
+}
+
+/// Which stream a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot run `{program}` in `{}`: {source}", cwd.display())]
+    Spawn {
+        program: String,
+        cwd: PathBuf,
+        source: io::Error,
+    },
+    #[error("`{command}` failed ({status}){}", fmt_tail(.stderr))]
+    Failed {
+        command: String,
+        status: Status,
+        stderr: String,
+    },
+}
+
+/// The one line of a failed command's stderr that goes into its (one-line) error
+/// message: the first `fatal:` or `error:` line, where git states the reason, else the
+/// last non-empty line. The whole stderr stays in [`Error::Failed`].
+fn fmt_tail(s: &str) -> String {
+    let lines: Vec<&str> = s.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let reason = lines
+        .iter()
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or(lines.last());
+    match reason {
+        Some(l) => format!(": {l}"),
+        None => String::new(),
+    }
+}
+
+impl Cmd {
+    pub fn new(program: impl AsRef<OsStr>, cwd: &Path) -> Cmd {
+        Cmd {
+            program: program.as_ref().to_os_string(),
+            args: Vec::new(),
+            cwd: cwd.to_path_buf(),
+            envs: Vec::new(),
+            timeout: None,
+        }
+    }
+
+    /// `git` with prompts disabled, so it fails instead of waiting for a password.
+    pub fn git(cwd: &Path) -> Cmd {
+        let mut cmd = Cmd::new("git", cwd);
+        cmd.env("GIT_TERMINAL_PROMPT", "0");
+        if let Some(ssh) = defaults().ssh_command.as_deref() {
+            cmd.env("GIT_SSH_COMMAND", ssh);
+        }
+        cmd
+    }
+
+    /// A shell command line, run with `sh -c`.
+    pub fn shell(script: &str, cwd: &Path) -> Cmd {
+        let mut cmd = Cmd::new("sh", cwd);
+        cmd.arg("-c").arg(script);
+        cmd
+    }
+
+    pub fn arg(&mut self, a: impl AsRef<OsStr>) -> &mut Cmd {
+        self.args.push(a.as_ref().to_os_string());
+        self
+    }
+
+    pub fn args<I, S>(&mut self, args: I) -> &mut Cmd
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
+        self
+    }
+
+    pub fn env(&mut self, k: impl AsRef<OsStr>, v: impl AsRef<OsStr>) -> &mut Cmd {
+        self.envs
+            .push((k.as_ref().to_os_string(), v.as_ref().to_os_string()));
+        self
+    }
+
+    pub fn envs<K: AsRef<OsStr>, V: AsRef<OsStr>>(
+        &mut self,
+        vars: impl IntoIterator<Item = (K, V)>,
+    ) -> &mut Cmd {
+        for (k, v) in vars {
+            self.env(k, v);
+        }
+        self
+    }
+
+    /// Kills the process (and its process group) when it runs longer than `d`.
+    pub fn timeout(&mut self, d: Option<Duration>) -> &mut Cmd {
+        self.timeout = d;
+        self
+    }
+
+    /// The command line, for messages (`git worktree add …`).
+    pub fn display(&self) -> String {
+        let mut s = shell_quote(&self.program.to_string_lossy());
+        for a in &self.args {
+            s.push(' ');
+            s.push_str(&shell_quote(&a.to_string_lossy()));
+        }
+        s
+    }
+
+    /// The command as std builds it: arguments, directory, environment.
+    fn base(&self) -> Command {
+        #[allow(clippy::disallowed_methods)]
+        let mut c = Command::new(&self.program);
+        c.args(&self.args).current_dir(&self.cwd);
+        for (k, v) in &defaults().env {
+            c.env(k, v);
+        }
+        for (k, v) in &self.envs {
+            c.env(k, v);
+        }
+        c
+    }
+
+    /// Starts a child grove waits for: the leader of a process group of its own, with
+    /// SIGTERM when grove dies (Linux), stdin empty, both outputs piped, and — while an
+    /// operation runs — its journal lock open (see [`inherit_lock`]).
+    fn spawn(&self) -> Result<std::process::Child, Error> {
+        let mut c = self.base();
+        c.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let lock = inherited()
+            .last()
+            .map(File::try_clone)
+            .transpose()
+            .map_err(|e| self.spawn_error(e))?;
+        in_child(&mut c, lock.as_ref());
+        // `lock` stays open in grove until the child has its own copy.
+        c.spawn().map_err(|e| self.spawn_error(e))
+    }
+
+    fn spawn_error(&self, source: io::Error) -> Error {
+        Error::Spawn {
+            program: self.program.to_string_lossy().into_owned(),
+            cwd: self.cwd.clone(),
+            source,
+        }
+    }
+
+    /// Runs to completion, capturing stdout and stderr; any exit status is `Ok`.
+    pub fn run(&self) -> Result<Output, Error> {
+        if self.timeout.is_some() {
+            return self.stream(&mut |_, _| {});
+        }
+        let child = self.spawn()?;
+        let _tracked = signals::track(child.id());
+        let out = child.wait_with_output().map_err(|e| self.spawn_error(e))?;
+        Ok(Output {
+            status: Status::from_exit(out.status),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
+    }
+
+    /// Runs to completion and fails unless the exit status is zero.
+    pub fn check(&self) -> Result<Output, Error> {
+        let out = self.run()?;
+        if out.success() {
+            Ok(out)
+        } else {
+            Err(Error::Failed {
+                command: self.display(),
+                status: out.status,
+                stderr: out.tail(),
+            })
+        }
+    }
+
+    /// Runs to completion, handing each output line to `on_line` as it arrives (on the
+    /// calling thread). The full output is also returned.
+    pub fn stream(&self, on_line: &mut dyn FnMut(Stream, &str)) -> Result<Output, Error> {
+        let (mut stdout, mut stderr) = (String::new(), String::new());
+        let watch = Watch {
+            deadline: self.timeout.map(|t| Instant::now() + t),
+            stop: None,
+        };
+        let status = self.drive(watch, &mut |stream, raw| {
+            on_line(stream, raw.trim_end_matches(['\n', '\r']));
+            match stream {
+                Stream::Stdout => stdout.push_str(raw),
+                Stream::Stderr => stderr.push_str(raw),
+            }
+        })?;
+        Ok(Output {
+            status,
+            stdout,
+            stderr,
+        })
+    }
+
+    /// Runs a long-lived process in a process group of its own, handing each output line
+    /// to `on_line` (nothing is kept: a dev server may print for hours).
+    ///
+    /// A request on `stop` beyond the first `after` ones ends it: SIGTERM to the whole
+    /// group, then SIGKILL after the stop's grace period, or at once on yet another
+    /// request; the status is then [`Status::Stopped`]. When such a request came before
+    /// the start, the process is not started at all. When the process ends on its own,
+    /// whatever it left behind in its group is ended the same way, so nothing outlives it.
+    pub fn supervise(
+        &self,
+        stop: &Stop,
+        after: usize,
+        on_line: &mut dyn FnMut(Stream, &str),
+    ) -> Result<Status, Error> {
+        if stop.requests() > after {
+            return Ok(Status::Stopped);
+        }
+        self.drive(
+            Watch {
+                deadline: self.timeout.map(|t| Instant::now() + t),
+                stop: Some((stop, after)),
+            },
+            &mut |stream, raw| on_line(stream, raw.trim_end_matches(['\n', '\r'])),
+        )
+    }
+
+    /// Replaces the current process with this command (Unix `exec`), which inherits
+    /// grove's stdin, stdout and stderr. Returns only on error.
+    pub fn exec(&self) -> Error {
+        self.spawn_error(self.base().exec())
+    }
+
+    /// Starts the process detached from grove and does not wait: a process group of its
+    /// own (so neither a Ctrl-C at the terminal nor grove's exit ends it), no stdio, and
+    /// no lock of grove's.
+    pub fn spawn_detached(&self) -> Result<(), Error> {
+        let mut c = self.base();
+        c.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        c.spawn().map(|_| ()).map_err(|e| self.spawn_error(e))
+    }
+}
+
+/// Children started while this is held keep a duplicate of `lock` open (an operation's
+/// journal lock), and so do their own children, which inherit it. A file lock belongs to
+/// the open file, not to a process, so it stays held while anything the operation started
+/// is still at work, and the operation is not taken for interrupted — even after grove
+/// itself was killed. Guards nest; the newest wins.
+pub fn inherit_lock(lock: &File) -> io::Result<InheritGuard> {
+    let dup = lock.try_clone()?;
+    inherited().push(dup);
+    Ok(InheritGuard(()))
+}
+
+/// Ends what [`inherit_lock`] started when dropped.
+#[must_use]
+pub struct InheritGuard(());
+
+impl Drop for InheritGuard {
+    fn drop(&mut self) {
+        inherited().pop();
+    }
+}
+
+fn inherited() -> std::sync::MutexGuard<'static, Vec<File>> {
+    static INHERITED: Mutex<Vec<File>> = Mutex::new(Vec::new());
+    INHERITED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What the child does between fork and exec: keep `lock` open across exec (std opens
+/// every file close-on-exec), and on Linux ask for SIGTERM when grove dies.
+///
+/// The parent-death signal comes when the thread that started the child ends — grove's
+/// thread waiting for it, so in practice when grove dies, however it dies; SIGTERM lets git
+/// remove its own lock files. Elsewhere children outlive a killed grove; the lock they hold
+/// still tells recovery they are at work.
+#[allow(unsafe_code)]
+fn in_child(c: &mut Command, lock: Option<&File>) {
+    use std::os::fd::{AsRawFd, BorrowedFd};
+    let lock = lock.map(AsRawFd::as_raw_fd);
+    #[cfg(target_os = "linux")]
+    let parent = rustix::process::getpid();
+    // SAFETY: the closure runs in the child between fork and exec. It allocates nothing,
+    // takes no lock and only makes system calls (fcntl, prctl, getppid, kill), which are
+    // async-signal-safe. `lock` is a descriptor the parent keeps open until `spawn`
+    // returns, so it is open in the child.
+    unsafe {
+        c.pre_exec(move || {
+            if let Some(fd) = lock {
+                rustix::io::fcntl_setfd(BorrowedFd::borrow_raw(fd), rustix::io::FdFlags::empty())?;
+            }
+            #[cfg(target_os = "linux")]
+            {
+                use rustix::process::{Signal, getpid, getppid, kill_process};
+                rustix::process::set_parent_process_death_signal(Some(Signal::TERM))?;
+                // grove died before the signal was armed: act as if it had fired.
+                if getppid() != Some(parent) {
+                    let _ = kill_process(getpid(), Signal::TERM);
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Process-wide defaults for spawned commands, set once from the environment.
+#[derive(Debug, Default, Clone)]
+pub struct Defaults {
+    /// `GIT_SSH_COMMAND` to pass to git (None keeps the user's own).
+    pub ssh_command: Option<String>,
+    /// Extra environment for every process (tests use it to keep git hermetic).
+    pub env: Vec<(String, String)>,
+}
+
+static DEFAULTS: std::sync::OnceLock<Defaults> = std::sync::OnceLock::new();
+
+/// Sets process-wide defaults; the first call wins.
+pub fn set_defaults(d: Defaults) {
+    let _ = DEFAULTS.set(d);
+}
+
+fn defaults() -> &'static Defaults {
+    DEFAULTS.get_or_init(|| Defaults {
+        ssh_command: Some("ssh -o BatchMode=yes".into()),
+        env: Vec::new(),
+    })
+}
+
+/// Settings that keep git away from the host's configuration and identity, for tests that
+/// run grove in-process.
+pub fn hermetic_env() -> Vec<(String, String)> {
+    [
+        ("GIT_CONFIG_GLOBAL", "/dev/null"),
+        ("GIT_CONFIG_SYSTEM", "/dev/null"),
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+        ("GIT_CONFIG_COUNT", "2"),
+        ("GIT_CONFIG_KEY_0", "init.defaultBranch"),
+        ("GIT_CONFIG_VALUE_0", "main"),
+        ("GIT_CONFIG_KEY_1", "advice.detachedHead"),
+        ("GIT_CONFIG_VALUE_1", "false"),
+        ("GIT_AUTHOR_NAME", "Grove Test"),
+        ("GIT_AUTHOR_EMAIL", "test@grove.invalid"),
+        ("GIT_COMMITTER_NAME", "Grove Test"),
+        ("GIT_COMMITTER_EMAIL", "test@grove.invalid"),
+        ("GIT_TERMINAL_PROMPT", "0"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+/// Makes every process this test binary starts hermetic (see [`hermetic_env`]).
+#[cfg(test)]
+pub fn hermetic() {
+    set_defaults(Defaults {
+        ssh_command: None,
+        env: hermetic_env(),
+    });
+}
+
+/// The last `n` lines of `text`.
+pub fn tail_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Quotes `s` for a POSIX shell when it contains anything beyond a safe set.
+pub fn shell_quote(s: &str) -> String {
+    let safe = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./:=@%+,".contains(&b));
+    if safe {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp() -> PathBuf {
+        std::env::temp_dir()
+    }
+
+    #[test]
+    fn a_failure_message_is_one_line_with_the_reason() {
+        let stderr = "Cloning into 'x'...\nfatal: 'x' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\n";
+        assert_eq!(
+            fmt_tail(stderr),
+            ": fatal: 'x' does not appear to be a git repository"
+        );
+        assert_eq!(
+            fmt_tail("warming up\nsomething broke\n\n"),
+            ": something broke"
+        );
+        assert_eq!(fmt_tail(" \n"), "");
+    }
+
+    #[test]
+    fn captures_both_streams_and_status() {
+        let out = Cmd::shell("echo out; echo err >&2; exit 3", &tmp())
+            .run()
+            .unwrap();
+        assert_eq!(out.status, Status::Exited(3));
+        assert_eq!(out.stdout, "out\n");
+        assert_eq!(out.stderr, "err\n");
+        let err = Cmd::shell("echo boom >&2; exit 1", &tmp())
+            .check()
+            .unwrap_err();
+        assert!(err.to_string().contains("boom"), "{err}");
+    }
+
+    #[test]
+    fn streams_lines_in_order() {
+        let mut seen = Vec::new();
+        let out = Cmd::shell("echo a; echo b >&2; echo c", &tmp())
+            .stream(&mut |s, l| seen.push((s, l.to_string())))
+            .unwrap();
+        assert!(out.success());
+        let stdout: Vec<_> = seen
+            .iter()
+            .filter(|(s, _)| *s == Stream::Stdout)
+            .map(|(_, l)| l.as_str())
+            .collect();
+        assert_eq!(stdout, ["a", "c"]);
+        assert!(seen.contains(&(Stream::Stderr, "b".to_string())));
+    }
+
+    #[test]
+    fn children_lead_their_own_group_and_hold_an_inherited_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock_path = dir.path().join("op.lock");
+        let lock = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .unwrap();
+        lock.try_lock().unwrap();
+        // The child's process group is its own pid.
+        let out = Cmd::shell("ps -o pgid= -p $$; echo $$", &tmp())
+            .run()
+            .unwrap();
+        let mut ids = out.stdout.split_whitespace();
+        assert_eq!(ids.next(), ids.next(), "{}", out.stdout);
+        // While the guard lives, children keep the lock open: a background grandchild keeps
+        // it held after grove let go of its own handle.
+        let guard = inherit_lock(&lock).unwrap();
+        let out = Cmd::shell("cat; sleep 30 >/dev/null 2>&1 & echo $!", &tmp())
+            .run()
+            .unwrap();
+        let grandchild: i32 = out.stdout.trim().parse().expect("stdin is empty: a pid");
+        drop(guard);
+        drop(lock);
+        let other = File::options().read(true).open(&lock_path).unwrap();
+        assert!(
+            other.try_lock().is_err(),
+            "the grandchild still holds the lock"
+        );
+        // Without a guard, children hold nothing.
+        let pid = rustix::process::Pid::from_raw(grandchild).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
+        drop(other);
+        let free = || {
+            let f = File::options().read(true).open(&lock_path).unwrap();
+            f.try_lock().is_ok()
+        };
+        while !free() {
+            std::thread::yield_now();
+        }
+        let out = Cmd::shell("sleep 30 >/dev/null 2>&1 & echo $!", &tmp())
+            .run()
+            .unwrap();
+        assert!(free(), "nothing holds the lock now");
+        let grandchild: i32 = out.stdout.trim().parse().unwrap();
+        let pid = rustix::process::Pid::from_raw(grandchild).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("feat-x"), "feat-x");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+}

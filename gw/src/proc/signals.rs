@@ -1,0 +1,143 @@
+//! What SIGINT (Ctrl-C) and SIGTERM do to a running `gw`.
+//!
+//! `gw` installs one watcher ([`install`]) before it runs a command. What a signal then
+//! does depends on the [`Mode`] the command is in:
+//!
+//! - [`Mode::Exit`] (the default: nothing is half-done): grove's children get SIGTERM and
+//!   the process ends at once with `CANCELLED`, reported by the function given to
+//!   [`install`] (the output layer's).
+//! - [`Mode::Interrupt`] (a transaction changing things): the request is recorded and the
+//!   children get SIGTERM, so the step running fails soon; the operation sees
+//!   [`requested`], rolls back, and reports `CANCELLED`.
+//! - [`Mode::Defer`] (undoing, or finishing past a commit point, or a rebase that must not
+//!   be cut short): the request is only recorded; the operation finishes what it is doing.
+//! - [`Mode::Delegate`] (`gw run`): a [`super::Stop`] handles the signals itself.
+//!
+//! Children are process-group leaders (see [`super::Cmd`]), so a Ctrl-C at the terminal
+//! reaches grove alone; [`track`] lists them for the watcher.
+
+use std::io;
+use std::sync::Mutex;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
+
+/// How a signal is handled at the moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Mode {
+    Exit = 0,
+    Interrupt = 1,
+    Defer = 2,
+    Delegate = 3,
+}
+
+impl Mode {
+    fn from_u8(v: u8) -> Mode {
+        match v {
+            1 => Mode::Interrupt,
+            2 => Mode::Defer,
+            3 => Mode::Delegate,
+            _ => Mode::Exit,
+        }
+    }
+}
+
+static MODE: AtomicU8 = AtomicU8::new(Mode::Exit as u8);
+/// The first signal received outside `Delegate` mode, or 0.
+static FIRST: AtomicI32 = AtomicI32::new(0);
+static EXIT: OnceLock<fn(i32)> = OnceLock::new();
+
+/// Starts the watcher. `exit` reports a cancellation in `Exit` mode and ends the process.
+/// The first call wins; later calls do nothing.
+pub fn install(exit: fn(i32)) -> io::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    if EXIT.set(exit).is_err() {
+        return Ok(());
+    }
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            for sig in signals.forever() {
+                on_signal(sig);
+            }
+        })?;
+    Ok(())
+}
+
+fn on_signal(sig: i32) {
+    let mode = Mode::from_u8(MODE.load(Ordering::SeqCst));
+    if mode == Mode::Delegate {
+        return;
+    }
+    let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+    match mode {
+        Mode::Exit => {
+            terminate_children();
+            if let Some(exit) = EXIT.get() {
+                exit(sig);
+            }
+        }
+        Mode::Interrupt => terminate_children(),
+        Mode::Defer | Mode::Delegate => {}
+    }
+}
+
+/// The signal that asked this process to stop, if one did (outside `Delegate` mode).
+pub fn requested() -> Option<i32> {
+    match FIRST.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
+
+/// Switches to `mode` until the guard is dropped, which restores the mode before it. A
+/// signal that came while interrupting was not allowed is not replayed: [`requested`]
+/// says it came.
+pub fn enter(mode: Mode) -> ModeGuard {
+    let previous = MODE.swap(mode as u8, Ordering::SeqCst);
+    ModeGuard { previous }
+}
+
+#[must_use]
+pub struct ModeGuard {
+    previous: u8,
+}
+
+impl Drop for ModeGuard {
+    fn drop(&mut self) {
+        MODE.store(self.previous, Ordering::SeqCst);
+    }
+}
+
+fn children() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+    CHILDREN.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Lists a running child (a process-group leader) until the guard is dropped.
+pub(super) fn track(pid: u32) -> Tracked {
+    children().push(pid);
+    Tracked(pid)
+}
+
+pub(super) struct Tracked(u32);
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        let mut c = children();
+        if let Some(i) = c.iter().position(|p| *p == self.0) {
+            c.swap_remove(i);
+        }
+    }
+}
+
+/// SIGTERM to the process group of every running child: git removes its own lock files
+/// and stops.
+fn terminate_children() {
+    for pid in children().iter() {
+        if let Some(pid) = rustix::process::Pid::from_raw(*pid as i32) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
+        }
+    }
+}
