@@ -212,10 +212,7 @@ fn size_budget(root: &std::path::Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn words(s: &str) -> Vec<String> {
-        s.split_whitespace().map(str::to_string).collect()
-    }
+    use crate::util::words;
 
     #[test]
     fn every_task_answers_help_without_running() {

@@ -234,3 +234,9 @@ pub fn run_captured(cmd: &mut std::process::Command, what: &str) -> Result<(), S
         ))
     }
 }
+
+/// Test arguments from a line of words.
+#[cfg(test)]
+pub fn words(s: &str) -> Vec<String> {
+    s.split_whitespace().map(str::to_string).collect()
+}
