@@ -184,6 +184,20 @@ impl TestEnv {
         self.gw_in(&self.root, args)
     }
 
+    /// Runs `gw args` as an agent would: again while it says `TRANSIENT` (exit 7: a lock is
+    /// held, or an interrupted command's git processes are still finishing), for at most a
+    /// minute.
+    pub fn gw_retrying(&self, args: &[&str]) -> Run {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let run = self.gw(args);
+            if run.status != 7 || std::time::Instant::now() >= deadline {
+                return run;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
     /// Runs `gw args` from `cwd`.
     pub fn gw_in(&self, cwd: &Path, args: &[&str]) -> Run {
         let mut cmd = self.gw_cmd(args);
@@ -717,7 +731,8 @@ pub fn repo_result<'a>(result: &'a Value, name: &str) -> &'a Value {
 }
 
 impl Run {
-    fn from(command: String, out: Output) -> Run {
+    /// The run of `command` that ended with `out`.
+    pub fn from(command: String, out: Output) -> Run {
         Run {
             command,
             status: out.status.code().unwrap_or(-1),
@@ -894,4 +909,90 @@ impl Run {
         }
         v
     }
+}
+
+/// A `git` put first on `PATH` for the `gw` runs of a [`TestEnv`], that runs a shell
+/// snippet instead of the real git for command lines containing a pattern — to stop git at
+/// a chosen moment (a race, a kill) or to make it misbehave. The snippet has `$REAL` (the
+/// real git), `$GATE` (a directory of its own) and the arguments as `"$@"`.
+pub struct FakeGit {
+    pub dir: PathBuf,
+}
+
+/// For [`TestEnv::fake_git`]: marks the command as started (`$GATE/started.<pid>`), then
+/// waits until [`FakeGit::release`].
+pub const WAIT_FOR_RELEASE: &str =
+    "touch \"$GATE/started.$$\"; while [ ! -e \"$GATE/release\" ]; do sleep 0.02; done";
+
+impl TestEnv {
+    /// Installs a fake `git` (see [`FakeGit`]): `rules` are `(pattern, snippet)`, the first
+    /// pattern found in the arguments (joined by spaces) wins; other command lines run the
+    /// real git.
+    pub fn fake_git(&mut self, rules: &[(&str, &str)]) -> FakeGit {
+        let real = real_git();
+        let dir = self.root.join(format!("fake-git-{}", unique()));
+        let gate = dir.join("gate");
+        std::fs::create_dir_all(&gate).unwrap();
+        let mut script = format!(
+            "#!/bin/sh\nREAL={}\nGATE={}\nexport REAL GATE\ncase \" $* \" in\n",
+            sh_quote(&real.to_string_lossy()),
+            sh_quote(&gate.to_string_lossy())
+        );
+        for (pattern, snippet) in rules {
+            script.push_str(&format!("  *{}*)\n{snippet}\n  ;;\n", sh_quote(pattern)));
+        }
+        script.push_str("esac\nexec \"$REAL\" \"$@\"\n");
+        write_executable(&dir.join("bin/git"), &script);
+        let path = format!(
+            "{}:{}",
+            dir.join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        self.set_env("PATH", &path);
+        FakeGit { dir: gate }
+    }
+}
+
+impl FakeGit {
+    /// How many matching commands have started waiting.
+    pub fn started(&self) -> usize {
+        std::fs::read_dir(&self.dir)
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("started."))
+                    .count()
+            })
+            .unwrap_or(0)
+    }
+
+    /// Waits until `n` matching commands have started waiting (at most a minute).
+    pub fn wait_started(&self, n: usize) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while self.started() < n {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the gated git command never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    /// Lets every waiting (and future) matching command go on.
+    pub fn release(&self) {
+        std::fs::write(self.dir.join("release"), "").unwrap();
+    }
+}
+
+/// The real git on `PATH`.
+pub fn real_git() -> PathBuf {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join("git"))
+        .find(|p| p.is_file())
+        .expect("git is on PATH")
+}
+
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
 }

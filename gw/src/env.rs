@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 pub struct Env {
     /// The user's home directory (`HOME`).
     pub home: PathBuf,
-    /// The grove directory: `GW_HOME`, else `$HOME/.grove`. `GW_HOME` is not read: the Go
+    /// The grove directory: `GW_HOME`, else `$HOME/.grove`. `GROVE_HOME` is not read: the Go
     /// grove never read it, and other tools named grove keep their own data there.
     pub grove_home: PathBuf,
     /// The current working directory, as given by the OS (not canonicalised).
@@ -40,6 +40,9 @@ pub struct Env {
     /// `GW_TEST_PANIC`: panic before running the command. Only for tests of how a panic is
     /// reported (an `INTERNAL` error, an envelope in machine mode).
     pub test_panic: bool,
+    /// `GW_CRASH_AFTER_JOURNAL_WRITES`: kill the process after that many journal writes.
+    /// Only for the crash tests.
+    pub crash_after_journal_writes: Option<u32>,
 }
 
 impl Env {
@@ -50,7 +53,18 @@ impl Env {
         let home = var("HOME")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/"));
-        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        let cwd = match std::env::current_dir() {
+            Ok(cwd) => cwd,
+            Err(_) => {
+                // The current directory was deleted. gix (and git) resolve every path
+                // against it, so no repository could be read: work from `/`, and remember
+                // where the shell thinks we are, to say so.
+                let _ = std::env::set_current_dir("/");
+                var("PWD")
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| PathBuf::from("/"))
+            }
+        };
         let grove_home = var("GW_HOME")
             .map(PathBuf::from)
             .map(|p| absolute(&cwd, &p))
@@ -71,6 +85,9 @@ impl Env {
             exe: std::env::current_exe().ok(),
             tz: var("TZ").and_then(|v| v.into_string().ok()),
             test_panic: var("GW_TEST_PANIC").is_some(),
+            crash_after_journal_writes: var("GW_CRASH_AFTER_JOURNAL_WRITES")
+                .and_then(|v| v.into_string().ok())
+                .and_then(|v| v.parse().ok()),
             home,
         }
     }
@@ -91,6 +108,7 @@ impl Env {
             exe: None,
             tz: None,
             test_panic: false,
+            crash_after_journal_writes: None,
         }
     }
 

@@ -204,13 +204,42 @@ impl From<crate::fsx::Error> for Error {
         use std::io::ErrorKind;
         let code = match e.kind() {
             ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => Code::PermissionDenied,
+            // A file grove reads as text that is not (config.toml, state.json, a journal).
+            ErrorKind::InvalidData => Code::CorruptState,
             _ => Code::Internal,
         };
         let err = Error::new(code, e.to_string());
-        if code == Code::PermissionDenied {
-            err.with_fix(format!("Check the permissions of `{}`", e.path.display()))
-        } else {
-            err
+        match code {
+            Code::PermissionDenied => {
+                err.with_fix(format!("Check the permissions of `{}`", e.path.display()))
+            }
+            Code::CorruptState => err.with_fix(format!(
+                "`{}` is not valid UTF-8 text: fix it by hand (grove never overwrites a file it cannot read)",
+                e.path.display()
+            )),
+            _ => err,
+        }
+    }
+}
+
+impl From<crate::lock::Error> for Error {
+    fn from(e: crate::lock::Error) -> Error {
+        match e {
+            crate::lock::Error::Io(io) => io.into(),
+            e @ crate::lock::Error::Timeout { .. } => Error::new(Code::Transient, e.to_string())
+                .with_fix("Another gw process is working on this; retry when it has finished"),
+        }
+    }
+}
+
+impl From<crate::state::journal::Error> for Error {
+    fn from(e: crate::state::journal::Error) -> Error {
+        use crate::state::journal::Error as J;
+        match e {
+            J::Io(io) => io.into(),
+            e @ J::Corrupt { .. } => Error::new(Code::CorruptState, e.to_string()).with_fix(
+                "Run `gw doctor` to see it; grove never deletes a journal it cannot read",
+            ),
         }
     }
 }
@@ -223,7 +252,7 @@ impl From<crate::proc::Error> for Error {
                     .with_fix("Install git and make sure it is on PATH")
             }
             crate::proc::Error::Spawn { .. } => Error::new(Code::Internal, e.to_string()),
-            crate::proc::Error::Failed { .. } => Error::new(Code::GitFailed, e.to_string()),
+            crate::proc::Error::Failed { .. } => crate::git::Error::Command(e).into(),
         }
     }
 }
@@ -231,7 +260,7 @@ impl From<crate::proc::Error> for Error {
 impl From<crate::git::Error> for Error {
     fn from(e: crate::git::Error) -> Error {
         let fix = e.fix();
-        let code = if e.is_auth() {
+        let code = if e.is_auth() || e.is_local_permission() {
             Code::PermissionDenied
         } else if e.is_transient() {
             Code::Transient

@@ -5,7 +5,7 @@
 //! reader sees either the old or the new content and never a half-written file.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// An I/O error together with what was being done and to which path.
@@ -198,6 +198,30 @@ fn write_atomic_with(path: &Path, contents: &[u8], mode: Option<u32>) -> Result<
     sync_dir(dir)
 }
 
+/// The most grove reads of a document a person hands it (a plan, a blueprint): far more
+/// than any real one, far less than `/dev/zero`.
+pub const MAX_DOCUMENT: u64 = 16 * 1024 * 1024;
+
+/// Reads a file as UTF-8, refusing one larger than `limit` bytes (or endless, such as
+/// `/dev/zero`) without reading more than that.
+pub fn read_limited(path: &Path, limit: u64) -> Result<String> {
+    let file = ctx("open", path, File::open(path))?;
+    read_limited_from(file, limit).map_err(|e| Error::new("read", path, e))
+}
+
+/// Reads UTF-8 text from `r`, refusing more than `limit` bytes.
+pub fn read_limited_from(r: impl Read, limit: u64) -> io::Result<String> {
+    let mut bytes = Vec::new();
+    r.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!("larger than {} MiB", limit / (1024 * 1024)),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
 /// Reads a whole file as bytes.
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     ctx("read", path, fs::read(path))
@@ -314,6 +338,74 @@ impl Inside {
 impl Drop for Inside {
     fn drop(&mut self) {
         let _ = std::env::set_current_dir(&self.previous);
+    }
+}
+
+/// Whether some process has the file at `path` open: `Some(true)` or `Some(false)` where
+/// the system says (Linux: every process's open files, in `/proc`), `None` where it cannot
+/// be told. A lock file no process has open is one its writer left behind when it died.
+pub fn open_by_any_process(path: &Path) -> Option<bool> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let want = canonical(path);
+    let procs = fs::read_dir("/proc").ok()?;
+    for p in procs.flatten() {
+        let name = p.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(fds) = fs::read_dir(p.path().join("fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            if fs::read_link(fd.path()).is_ok_and(|t| t == want) {
+                return Some(true);
+            }
+        }
+    }
+    Some(false)
+}
+
+/// Serialises a path as text, with any bytes that are not UTF-8 replaced (`U+FFFD`): for
+/// paths grove shows but did not make, such as the current directory.
+pub fn serialize_lossy<S: serde::Serializer>(
+    path: &Path,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&path.to_string_lossy())
+}
+
+/// The SHA-256 of `bytes`, in lowercase hex: how grove names contents (plans, backups,
+/// blueprints) and lock files.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    use std::fmt::Write;
+    let mut out = String::with_capacity(64);
+    for b in Sha256::digest(bytes) {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+/// `path` with every symlink resolved even when it does not exist (yet, or any more): the
+/// longest existing ancestor canonicalised, the rest appended. `None` for a relative path
+/// or one with `..`.
+pub fn canonical_lenient(path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    if !path.is_absolute() || path.components().any(|c| c == Component::ParentDir) {
+        return None;
+    }
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(c) = fs::canonicalize(existing) {
+            let mut out = c;
+            out.extend(rest.iter().rev());
+            return Some(out);
+        }
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
     }
 }
 

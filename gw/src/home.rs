@@ -34,6 +34,16 @@ impl GroveHome {
         self.root.join("cache").join("remotes.json")
     }
 
+    /// The log (`grove.log`, rotated to `grove.log.1` … `.3`).
+    pub fn log(&self) -> PathBuf {
+        self.root.join("grove.log")
+    }
+
+    /// Usage events (`workspace_created`, `workspace_deleted`) that plugins read.
+    pub fn stats(&self) -> PathBuf {
+        self.root.join("stats.json")
+    }
+
     pub fn plugins(&self) -> PathBuf {
         self.root.join("plugins")
     }
@@ -47,6 +57,27 @@ impl GroveHome {
         self.root.join("workspaces")
     }
 
+    /// The operation journals (`<id>.json`, locked through `<id>.lock`).
+    pub fn operations(&self) -> PathBuf {
+        self.root.join("operations")
+    }
+
+    /// The lock held for a whole mutation of the workspace `name` (made file-name safe).
+    pub fn workspace_lock(&self, name: &str) -> PathBuf {
+        self.locks().join(format!("ws-{}.lock", lock_name(name)))
+    }
+
+    /// The lock held around git commands that write a source repository's config or
+    /// refs: `base` names it for people, `digest` (of its canonical path) tells it apart.
+    pub fn repo_lock(&self, base: &str, digest: &str) -> PathBuf {
+        self.locks()
+            .join(format!("repo-{}-{digest}.lock", lock_name(base)))
+    }
+
+    fn locks(&self) -> PathBuf {
+        self.root.join("locks")
+    }
+
     /// What hooks and plugins are told about where grove lives: `GW_HOME`, and the Go
     /// grove's `GROVE_DIR`, `GROVE_CONFIG` and `GROVE_STATE`, so a plugin or hook that runs
     /// `gw` again lands in the same grove directory.
@@ -58,4 +89,27 @@ impl GroveHome {
             ("GROVE_STATE", self.state()),
         ]
     }
+}
+
+/// The directory quarantined workspaces and worktrees wait in until their bytes are
+/// removed: `<workspace dir>/.trash`.
+pub fn trash_dir(workspace_dir: &Path) -> PathBuf {
+    workspace_dir.join(TRASH)
+}
+
+/// The name of [`trash_dir`].
+pub const TRASH: &str = ".trash";
+
+/// A name made safe (and short enough) for a lock file's name.
+fn lock_name(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(80)
+        .collect()
 }

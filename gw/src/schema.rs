@@ -45,7 +45,7 @@ schemas! {
     "go-close", "gw go --close-tab (alone)" => crate::ops::go::CloseReport;
     "shell-init", "gw shell-init" => crate::ops::shell_init::ShellInitReport;
     "delete", "gw delete, gw ws delete" => crate::ops::delete::DeleteReport;
-    "unlink-trash", "gw unlink-trash (internal: removes a deleted workspace's files)" => crate::ops::delete::UnlinkReport;
+    "unlink-trash", "gw unlink-trash (internal: removes a deleted workspace's files)" => crate::ops::trash::UnlinkReport;
     "preset", "gw preset add|show|remove" => crate::ops::preset::PresetReport;
     "preset-list", "gw preset list" => crate::ops::preset::PresetListReport;
     "completions", "gw completions" => crate::output::render::Script;
@@ -61,6 +61,9 @@ schemas! {
     "doctor", "gw doctor" => crate::ops::doctor::DoctorReport;
     "plugin-list", "gw plugin list" => crate::ops::plugin::PluginListReport;
     "plugin", "gw plugin install|remove" => crate::ops::plugin::PluginReport;
+    "plugin-upgrade", "gw plugin upgrade" => crate::ops::plugin::PluginUpgradeReport;
+    "plugin-search", "gw plugin search" => crate::ops::plugin::PluginSearchReport;
+    "bug-report", "gw bug-report" => crate::ops::bug_report::BugReport;
     "run", "gw run" => crate::ops::run::RunReport;
     "help", "--help or --version" => crate::output::render::Help;
 }

@@ -50,6 +50,14 @@ pub fn now_utc() -> String {
     utc(Timestamp::now())
 }
 
+/// Now as the Go grove stamps its log lines: local time, whole seconds
+/// (`2026-05-01 09:30:12`).
+pub fn now_log() -> String {
+    Zoned::new(Timestamp::now(), system_zone().clone())
+        .strftime("%Y-%m-%d %H:%M:%S")
+        .to_string()
+}
+
 /// `t` as RFC 3339 UTC with whole seconds.
 pub fn utc(t: Timestamp) -> String {
     // Formatted by hand: `gw list` does this once per workspace, and the general

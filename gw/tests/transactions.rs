@@ -147,7 +147,9 @@ impl World {
                 continue;
             }
             assert!(
-                recovered.iter().all(|r| r.outcome == "completed"),
+                recovered
+                    .iter()
+                    .all(|r| r.outcome == grove::ops::recover::RecoveryOutcome::Completed),
                 "{recovered:?}"
             );
             return;

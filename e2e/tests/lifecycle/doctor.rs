@@ -82,13 +82,21 @@ fn doctor_fixes_what_is_safe_and_leaves_the_rest() {
         .success();
     // A workspace directory deleted by hand.
     std::fs::remove_dir_all(env.workspace_dir().join("gone")).unwrap();
-    // A registration grove never recorded whose directory is gone.
-    let stray = env.root.join("stray");
+    // A registration in the workspace directory that no workspace records, whose directory
+    // is gone.
+    let stray = env.workspace_dir().join("stray");
     env.git(
         &env.repos.join("web"),
         &["worktree", "add", "-q", "-b", "stray", s(&stray)],
     );
     std::fs::remove_dir_all(&stray).unwrap();
+    // The same outside the workspace directory: the user's own business, left alone.
+    let mine = env.root.join("mine");
+    env.git(
+        &env.repos.join("web"),
+        &["worktree", "add", "-q", "-b", "mine", s(&mine)],
+    );
+    std::fs::remove_dir_all(&mine).unwrap();
     // Leftover bytes of a deleted workspace.
     let trash = env.workspace_dir().join(".trash/zombie-1234");
     std::fs::create_dir_all(trash.join("api")).unwrap();
@@ -132,6 +140,9 @@ fn doctor_fixes_what_is_safe_and_leaves_the_rest() {
         "{left:#}"
     );
     assert!(!trash.exists());
+    let list = env.git(&env.repos.join("web"), &["worktree", "list", "--porcelain"]);
+    assert!(!list.contains(s(&stray)), "{list}");
+    assert!(list.contains(s(&mine)), "not grove's, not touched: {list}");
     let state = env.state();
     let names: Vec<&str> = state
         .as_array()
@@ -152,6 +163,8 @@ fn doctor_fixes_what_is_safe_and_leaves_the_rest() {
     );
     assert_eq!(kinds(&r), ["branch_missing"]);
     env.git(&api, &["switch", "-q", "-c", "feat/x"]);
+    // The user's own stale registration is theirs to prune.
+    env.git(&env.repos.join("web"), &["worktree", "prune"]);
     env.assert_git_agrees_with_state();
 }
 

@@ -241,10 +241,28 @@ fn every_command_succeeds_and_fails_in_one_valid_envelope() {
                 v(&["plugin", "list", "--bogus"]),
             ),
             (
+                "plugin upgrade",
+                v(&["plugin", "upgrade", "hello"]),
+                "plugin-upgrade",
+                v(&["plugin", "upgrade", "nope"]),
+            ),
+            (
+                "plugin search",
+                v(&["plugin", "search", "code"]),
+                "plugin-search",
+                v(&["plugin", "search", "--bogus"]),
+            ),
+            (
                 "plugin remove",
                 v(&["plugin", "remove", "hello"]),
                 "plugin",
                 v(&["plugin", "remove", "nope"]),
+            ),
+            (
+                "bug-report",
+                v(&["bug-report"]),
+                "bug-report",
+                v(&["bug-report", "--bogus"]),
             ),
             (
                 "prune branches",

@@ -268,8 +268,25 @@ fn grove_home_is_not_read() {
         .success();
     env.gw_env(&env.root, &["create", "ws", "-b", "ws", "-r", "api"], &vars)
         .success();
-    env.gw_env(&env.root, &["delete", "ws"], &vars).success();
+    // Everything else that writes: the log, stats, plugins, the remote cache.
+    for args in [
+        &["sync", "ws"][..],
+        &["rename", "ws", "--to", "ws2"],
+        &["plugin", "search"],
+        &["bug-report", "--print"],
+        &["doctor", "--fix"],
+    ] {
+        env.gw_env(&env.root, args, &vars).success();
+    }
+    let plugin = env.root.join("gw-tool");
+    e2e::write_executable(&plugin, "#!/bin/sh\n");
+    env.gw_env(&env.root, &["plugin", "install", s(&plugin)], &vars)
+        .success();
+    env.gw_env(&env.root, &["delete", "ws2"], &vars).success();
     assert!(env.home.join(".grove/config.toml").is_file());
+    assert!(env.home.join(".grove/grove.log").is_file());
+    assert!(env.home.join(".grove/stats.json").is_file());
+    assert!(env.home.join(".grove/plugins/gw-tool").is_file());
     let entries: Vec<_> = std::fs::read_dir(&other)
         .unwrap()
         .map(|e| e.unwrap().file_name())

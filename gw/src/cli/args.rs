@@ -4,6 +4,7 @@ use std::ffi::OsString;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use super::commands::bug_report::BugReportArgs;
 use super::commands::cleanup::{DoctorArgs, PruneArgs};
 use super::commands::daily::{AddRepoArgs, RemoveRepoArgs, RenameArgs, ResetArgs, SyncArgs};
 use super::commands::plan::{ApplyArgs, PlanArgs};
@@ -30,7 +31,7 @@ pub struct Cli {
     #[arg(short = 'n', long, global = true)]
     pub no_hooks: bool,
 
-    /// Show progress on stderr even when it is not a terminal
+    /// Show progress on stderr even when it is not a terminal, and log debug detail to grove.log
     #[arg(short = 'v', long, global = true)]
     pub verbose: bool,
 
@@ -79,6 +80,7 @@ pub enum Command {
     /// Manage presets: named lists of repositories
     Preset(PresetArgs),
     /// Print a shell completion script
+    #[command(visible_alias = "completion")]
     Completions(CompletionsArgs),
     /// Print the JSON Schemas of machine-mode output (the envelope and each command's result)
     Schema(SchemaArgs),
@@ -100,11 +102,63 @@ pub enum Command {
     Prune(PruneArgs),
     /// Find problems with workspaces, worktrees and grove's files; --fix repairs the safe ones
     Doctor(DoctorArgs),
-    /// Manage plugins (list, install, remove)
+    /// Manage plugins (list, install, remove, upgrade, search)
     Plugin(PluginArgs),
+    /// Gather what a bug report needs (environment, doctor, recent log), secrets redacted
+    BugReport(BugReportArgs),
     /// Any other command runs the plugin `gw-<command>`
     #[command(external_subcommand)]
     External(Vec<OsString>),
+}
+
+impl Command {
+    /// Whether the command changes anything (workspaces, configuration, plugins): those are
+    /// always recorded in `grove.log`, the others only with `-v`.
+    pub fn mutates(&self) -> bool {
+        use super::commands::cleanup::PruneCommand;
+        use super::commands::plugin::PluginCommand;
+        use super::commands::setup::PresetCommand;
+        use super::commands::workspace::WsCommand;
+        match self {
+            Command::Init(_)
+            | Command::AddDir(_)
+            | Command::RemoveDir(_)
+            | Command::Create(_)
+            | Command::Apply(_)
+            | Command::Delete(_)
+            | Command::UnlinkTrash(_)
+            | Command::Sync(_)
+            | Command::Reset(_)
+            | Command::AddRepo(_)
+            | Command::RemoveRepo(_)
+            | Command::Rename(_) => true,
+            Command::Ws(ws) => matches!(ws.command, WsCommand::Delete(_)),
+            Command::Go(g) => g.delete,
+            Command::Preset(p) => {
+                matches!(p.command, PresetCommand::Add(_) | PresetCommand::Remove(_))
+            }
+            Command::Prune(p) => match &p.command {
+                Some(PruneCommand::Branches(b)) => b.yes || b.fetch,
+                None => p.yes,
+            },
+            Command::Doctor(d) => d.fix,
+            Command::Plugin(p) => matches!(
+                p.command,
+                PluginCommand::Install(_) | PluginCommand::Remove(_) | PluginCommand::Upgrade(_)
+            ),
+            Command::Repos(_)
+            | Command::Context(_)
+            | Command::Plan(_)
+            | Command::List(_)
+            | Command::Status(_)
+            | Command::ShellInit(_)
+            | Command::Completions(_)
+            | Command::Schema(_)
+            | Command::Run(_)
+            | Command::BugReport(_)
+            | Command::External(_) => false,
+        }
+    }
 }
 
 /// The Go grove's data output flags, kept for existing scripts.

@@ -72,6 +72,18 @@ pub fn discover(home: &GroveHome, dirs: &[PathBuf], skip: &Path) -> Discovery {
         }
         walk(dir, &skip, &mut seen, &mut found);
     }
+    // grove's files record paths as text: a repository whose path is not UTF-8 cannot be
+    // recorded, so it cannot be used.
+    found.retain(|(path, _, _)| {
+        let text = path.to_str().is_some();
+        if !text {
+            out.warnings.push(format!(
+                "repository `{}` is skipped: its path is not valid UTF-8",
+                path.display()
+            ));
+        }
+        text
+    });
 
     let mut cache = cache::RemoteCache::load(&home.remote_cache());
     let paths: Vec<PathBuf> = found.iter().map(|(p, _, _)| p.clone()).collect();

@@ -4,14 +4,16 @@
 //! `bail_if_untrusted`, so a repository owned by someone else is an error rather than a
 //! silently reduced view (gix would otherwise ignore its config and report no remotes).
 
+mod pristine;
 mod read;
 pub mod url;
+mod worktree;
 mod write;
 
 pub use read::{
-    Base, BranchInfo, Changes, Head, Repo, WorktreeInfo, WorktreeStatus, is_tracked,
-    worktree_status,
+    Base, BranchInfo, Changes, Head, Repo, WorktreeStatus, is_tracked, worktree_status,
 };
+pub use worktree::{Link, WorktreeInfo, in_progress, link, repository_locks, worktree_locks};
 pub use write::*;
 
 use std::path::{Path, PathBuf};
@@ -58,6 +60,14 @@ impl Error {
             .is_some_and(|s| AUTH.iter().any(|a| s.contains(a)))
     }
 
+    /// git could not write a file (the repository, or a directory in it, is read-only).
+    pub fn is_local_permission(&self) -> bool {
+        self.command_stderr().is_some_and(|s| {
+            (s.contains("permission denied") && !s.contains("permission denied (publickey"))
+                || s.contains("read-only file system")
+        })
+    }
+
     /// The failure looks like a network hiccup worth retrying.
     pub fn is_transient(&self) -> bool {
         const TRANSIENT: &[&str] = &[
@@ -81,12 +91,23 @@ impl Error {
     pub fn fix(&self) -> Option<String> {
         if self.is_auth() {
             Some("Check your SSH keys or credentials (for example `ssh -T git@github.com`)".into())
+        } else if self.is_local_permission() {
+            Some(
+                "git may not write there: check the permissions of the repository (and its `.git`)"
+                    .into(),
+            )
         } else if self.is_transient() {
             Some("Check the network connection and retry".into())
         } else {
             None
         }
     }
+}
+
+/// `git --version` (`git version 2.47.3`), for reports.
+pub fn version(cwd: &Path) -> Result<String, Error> {
+    let out = proc::Cmd::git(cwd).arg("--version").check()?;
+    Ok(out.stdout.trim().to_string())
 }
 
 /// Whether `full` (`refs/heads/…`) is a reference name git accepts.

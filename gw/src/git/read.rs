@@ -10,7 +10,7 @@ use super::Error;
 
 /// An open repository (a main checkout or a linked worktree).
 pub struct Repo {
-    repo: gix::Repository,
+    pub(super) repo: gix::Repository,
     path: PathBuf,
 }
 
@@ -62,19 +62,6 @@ pub struct Base {
     pub oid: String,
 }
 
-/// A worktree registered in a repository.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WorktreeInfo {
-    pub path: PathBuf,
-    /// The checked-out branch, `None` when detached or unreadable.
-    pub branch: Option<String>,
-    pub head: Option<String>,
-    pub is_main: bool,
-    pub locked: bool,
-    /// The directory is gone; `git worktree prune` would drop the registration.
-    pub prunable: bool,
-}
-
 /// A local branch and its upstream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BranchInfo {
@@ -100,7 +87,7 @@ pub struct WorktreeStatus {
     pub remote: Option<String>,
 }
 
-fn err(path: &Path) -> impl Fn(gix::Error) -> Error + '_ {
+pub(super) fn err(path: &Path) -> impl Fn(gix::Error) -> Error + '_ {
     move |e| Error::read(path, e)
 }
 
@@ -385,12 +372,28 @@ impl Repo {
     /// untracked files collapsed, as `git status` shows them). Refreshed index stat data is
     /// written back, as `git status` does, unless the index is locked.
     pub fn changes(&self) -> Result<Changes, Error> {
+        self.status(false).map(|(c, _)| c)
+    }
+
+    /// [`Repo::changes`], and what is ignored (directories collapsed, with a trailing `/`):
+    /// files `git status` does not show, which removing the worktree deletes too.
+    pub fn changes_and_ignored(&self) -> Result<(Changes, Vec<String>), Error> {
+        self.status(true)
+    }
+
+    fn status(&self, with_ignored: bool) -> Result<(Changes, Vec<String>), Error> {
         use gix::status::Item;
         use gix::status::index_worktree::iter::Summary;
+        let mut ignored = Vec::new();
         let mut iter = self
             .repo
             .status(gix::progress::Discard)
             .map_err(err(&self.path))?
+            .dirwalk_options(|o| {
+                o.emit_ignored(
+                    with_ignored.then_some(gix::dir::walk::EmissionMode::CollapseDirectory),
+                )
+            })
             .untracked_files(gix::status::UntrackedFiles::Collapsed)
             .index_worktree_rewrites(None)
             .tree_index_track_renames(gix::status::tree_index::TrackRenames::Disabled)
@@ -415,6 +418,13 @@ impl Repo {
                         .0 = x;
                 }
                 Item::IndexWorktree(iw) => {
+                    if let gix::status::index_worktree::Item::DirectoryContents { entry, .. } = iw
+                        && matches!(entry.status, gix::dir::entry::Status::Ignored(_))
+                    {
+                        let dir = entry.disk_kind.is_some_and(|k| k.is_dir());
+                        ignored.push(format!("{}{}", entry.rela_path, if dir { "/" } else { "" }));
+                        continue;
+                    }
                     let Some(summary) = iw.summary() else {
                         continue;
                     };
@@ -452,72 +462,8 @@ impl Repo {
             // Best effort, like git: a locked index just means the next status rehashes.
             let _ = outcome.write_changes();
         }
-        Ok(c)
-    }
-
-    /// Every worktree of this repository, the main checkout first.
-    pub fn worktrees(&self) -> Result<Vec<WorktreeInfo>, Error> {
-        let main = self.repo.main_repo().map_err(err(&self.path))?;
-        let mut out = Vec::new();
-        if let Some(wd) = main.workdir() {
-            let head = main.head().ok();
-            out.push(WorktreeInfo {
-                path: wd.to_path_buf(),
-                branch: head
-                    .as_ref()
-                    .and_then(|h| h.referent_name().map(|n| n.shorten().to_string())),
-                head: head.as_ref().and_then(|h| h.id().map(|i| i.to_string())),
-                is_main: true,
-                locked: false,
-                prunable: false,
-            });
-        }
-        for proxy in main.worktrees().map_err(err(&self.path))? {
-            let path = proxy.base().unwrap_or_default();
-            let (locked, prunable) = (proxy.is_locked(), proxy.is_prunable());
-            // Read the worktree's HEAD file, as git does, rather than opening the worktree
-            // as a repository: a source repository used by many workspaces has dozens of
-            // worktrees, and opening each cost milliseconds in every create and delete.
-            let (branch, head) = worktree_head(&main, proxy.git_dir());
-            out.push(WorktreeInfo {
-                path,
-                branch,
-                head,
-                is_main: false,
-                locked,
-                prunable,
-            });
-        }
-        Ok(out)
-    }
-}
-
-/// The branch a linked worktree has checked out and the commit its HEAD resolves to, from
-/// its private git directory's `HEAD` (a symbolic ref, or a commit id when detached); the
-/// branch itself lives in the shared refs of `main`.
-fn worktree_head(main: &gix::Repository, git_dir: &Path) -> (Option<String>, Option<String>) {
-    let Ok(Some(text)) = crate::fsx::read_optional(&git_dir.join("HEAD")) else {
-        return (None, None);
-    };
-    let text = text.trim();
-    match text.strip_prefix("ref:") {
-        Some(target) => {
-            let target = target.trim();
-            let Ok(name) = gix::refs::FullName::try_from(target) else {
-                return (None, None);
-            };
-            let branch = Some(name.as_ref().shorten().to_string());
-            let head = main
-                .try_find_reference(target)
-                .ok()
-                .flatten()
-                .and_then(|mut r| r.peel_to_id().ok().map(|id| id.to_string()));
-            (branch, head)
-        }
-        None => match ObjectId::from_hex(text.as_bytes()) {
-            Ok(id) => (None, Some(id.to_string())),
-            Err(_) => (None, None),
-        },
+        ignored.sort();
+        Ok((c, ignored))
     }
 }
 

@@ -2,9 +2,11 @@
 //! repository format git itself supports.
 
 use std::path::Path;
+use std::time::Instant;
 
 use super::Error;
-use crate::proc::Cmd;
+use crate::log;
+use crate::proc::{self, Cmd, Output};
 
 /// How a worktree gets its branch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,7 +37,7 @@ pub fn worktree_add(source: &Path, path: &Path, branch: &str, how: &Checkout) ->
                 .arg(remote_ref);
         }
     }
-    cmd.check()?;
+    check(&cmd, source)?;
     Ok(())
 }
 
@@ -46,15 +48,17 @@ pub fn worktree_remove(source: &Path, path: &Path, force: bool) -> Result<(), Er
     if force {
         cmd.args(["--force", "--force"]);
     }
-    cmd.arg(path).check()?;
+    cmd.arg(path);
+    check(&cmd, source)?;
     Ok(())
 }
 
 /// `git worktree prune`: drops registrations whose directory is gone.
 pub fn worktree_prune(source: &Path) -> Result<(), Error> {
-    Cmd::git(source)
-        .args(["worktree", "prune", "--expire=now"])
-        .check()?;
+    check(
+        Cmd::git(source).args(["worktree", "prune", "--expire=now"]),
+        source,
+    )?;
     Ok(())
 }
 
@@ -65,32 +69,33 @@ pub fn worktree_repair(source: &Path, paths: &[&Path]) -> Result<(), Error> {
     for p in paths {
         cmd.arg(p);
     }
-    cmd.check()?;
+    check(&cmd, source)?;
     Ok(())
 }
 
 /// Deletes a local branch; without `force` git refuses an unmerged one.
 pub fn branch_delete(source: &Path, branch: &str, force: bool) -> Result<(), Error> {
-    Cmd::git(source)
-        .args(["branch", if force { "-D" } else { "-d" }, "--", branch])
-        .check()?;
+    check(
+        Cmd::git(source).args(["branch", if force { "-D" } else { "-d" }, "--", branch]),
+        source,
+    )?;
     Ok(())
 }
 
 /// `git fetch --all --quiet` in the repository at `source`.
 pub fn fetch(source: &Path) -> Result<(), Error> {
-    Cmd::git(source)
-        .args(["fetch", "--all", "--quiet"])
-        .check()?;
+    check(Cmd::git(source).args(["fetch", "--all", "--quiet"]), source)?;
     Ok(())
 }
 
 /// `git clone` of `url` into `dest` (which must not exist), run from `cwd`.
 pub fn clone(url: &str, dest: &Path, cwd: &Path) -> Result<(), Error> {
-    Cmd::git(cwd)
-        .args(["clone", "--quiet", "--", url])
-        .arg(dest)
-        .check()?;
+    check(
+        Cmd::git(cwd)
+            .args(["clone", "--quiet", "--", url])
+            .arg(dest),
+        cwd,
+    )?;
     Ok(())
 }
 
@@ -101,15 +106,17 @@ pub fn switch(path: &Path, target: &str, detach: bool) -> Result<(), Error> {
     if detach {
         cmd.arg("--detach");
     }
-    cmd.arg(target).check()?;
+    cmd.arg(target);
+    check(&cmd, path)?;
     Ok(())
 }
 
 /// Creates `branch` at `at` (a commit) without checking it out.
 pub fn branch_create(source: &Path, branch: &str, at: &str) -> Result<(), Error> {
-    Cmd::git(source)
-        .args(["branch", "--no-track", "--", branch, at])
-        .check()?;
+    check(
+        Cmd::git(source).args(["branch", "--no-track", "--", branch, at]),
+        source,
+    )?;
     Ok(())
 }
 
@@ -131,11 +138,11 @@ pub enum Rebase {
 /// a rebase that stops is `Ok(Rebase::Stopped)`.
 pub fn rebase(path: &Path, onto: &str) -> Result<Rebase, Error> {
     // No editor may open: a rebase that would need one must fail, not hang.
-    let out = Cmd::git(path)
-        .env("GIT_EDITOR", ":")
+    let mut cmd = Cmd::git(path);
+    cmd.env("GIT_EDITOR", ":")
         .env("GIT_SEQUENCE_EDITOR", ":")
-        .args(["rebase", "--quiet", onto])
-        .run()?;
+        .args(["rebase", "--quiet", onto]);
+    let out = logged(&cmd, path, Cmd::run)?;
     if out.success() {
         return Ok(Rebase::Done);
     }
@@ -156,23 +163,87 @@ pub fn rebase(path: &Path, onto: &str) -> Result<Rebase, Error> {
 
 /// `git rebase --abort`: puts the branch, index and files back as they were.
 pub fn rebase_abort(path: &Path) -> Result<(), Error> {
-    Cmd::git(path).args(["rebase", "--abort"]).check()?;
+    check(Cmd::git(path).args(["rebase", "--abort"]), path)?;
     Ok(())
 }
 
 /// Throws away changes to tracked files (index and working tree back to HEAD), as
 /// `git switch --discard-changes` would; untracked files are not touched.
 pub fn discard_changes(path: &Path) -> Result<(), Error> {
-    Cmd::git(path)
-        .args(["reset", "--hard", "--quiet", "HEAD"])
-        .check()?;
+    check(
+        Cmd::git(path).args(["reset", "--hard", "--quiet", "HEAD"]),
+        path,
+    )?;
     Ok(())
 }
 
 /// `git fetch --all --prune --quiet`: also drops remote-tracking refs whose branch is gone.
 pub fn fetch_prune(source: &Path) -> Result<(), Error> {
-    Cmd::git(source)
-        .args(["fetch", "--all", "--prune", "--quiet"])
-        .check()?;
+    check(
+        Cmd::git(source).args(["fetch", "--all", "--prune", "--quiet"]),
+        source,
+    )?;
     Ok(())
+}
+
+/// Runs a git mutation that must succeed, recording it in `grove.log`.
+fn check(cmd: &Cmd, repo: &Path) -> Result<Output, proc::Error> {
+    logged(cmd, repo, Cmd::check)
+}
+
+/// Runs `cmd` through `run` (`Cmd::run` or `Cmd::check`) and records the command line, the
+/// repository, how it ended and how long it took in `grove.log`.
+fn logged(
+    cmd: &Cmd,
+    repo: &Path,
+    run: fn(&Cmd) -> Result<Output, proc::Error>,
+) -> Result<Output, proc::Error> {
+    let start = Instant::now();
+    let result = run(cmd);
+    let line = cmd.display();
+    let took = start.elapsed();
+    match &result {
+        Ok(out) if out.success() => log::git(&line, repo, log::Outcome::Ok, took, &out.stderr),
+        Ok(out) => {
+            let status = out.status.to_string();
+            let reason = reason(&out.stderr);
+            let outcome = log::Outcome::Failed {
+                code: &status,
+                message: &reason,
+            };
+            log::git(&line, repo, outcome, took, &out.stderr);
+        }
+        Err(e) => {
+            let (code, stderr) = match e {
+                proc::Error::Failed { status, stderr, .. } => (status.to_string(), stderr.as_str()),
+                proc::Error::Spawn { .. } => ("spawn failed".to_string(), ""),
+            };
+            let message = if stderr.is_empty() {
+                e.to_string()
+            } else {
+                reason(stderr)
+            };
+            let outcome = log::Outcome::Failed {
+                code: &code,
+                message: &message,
+            };
+            log::git(&line, repo, outcome, took, stderr);
+        }
+    }
+    result
+}
+
+/// The line of git's stderr that says why: the first `fatal:`/`error:` line, else the last.
+fn reason(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines
+        .iter()
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or(lines.last())
+        .map(|l| l.to_string())
+        .unwrap_or_default()
 }

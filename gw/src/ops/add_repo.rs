@@ -14,7 +14,6 @@ use serde::Serialize;
 use crate::action::NextAction;
 use crate::error::{Code, Error, Result};
 use crate::fsx;
-use crate::git;
 use crate::ops::create::{self, RepoPlan, SetupResult};
 use crate::ops::plan::{self, Change, Described, Fact, PlanDoc, PlanKind};
 use crate::ops::repos::{self, Chosen};
@@ -120,10 +119,11 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
         return Ok(report);
     }
 
-    for p in plans.iter().filter(|p| p.prune_first) {
+    for p in &plans {
         // A registration whose directory is gone holds the branch; git would refuse.
-        let _lock = tx::repo_lock(ctx, &p.source)?;
-        let _ = git::worktree_prune(&p.source);
+        for path in &p.stale {
+            tx::remove_registration(ctx, &p.source, path)?;
+        }
     }
     let mut tx = Tx::begin(ctx, locks, Kind::AddRepo, &ws.name, &[])?;
     ctx.events
@@ -289,7 +289,8 @@ fn plan(ctx: &Ctx<'_>, ws: &Workspace, chosen: &[Chosen]) -> Result<Planned> {
     let mut warnings = create::fetch_all(ctx, &new);
     let mut plans = Vec::new();
     for c in &new {
-        let (plan, w) = create::plan_repo(c, &ws.path, &ws.branch, false, None, &[])?;
+        let (plan, w) =
+            create::plan_repo(ctx.territory(), c, &ws.path, &ws.branch, false, None, &[])?;
         if fsx::exists(&plan.worktree) {
             return Err(Error::new(
                 Code::WorktreeExists,

@@ -24,7 +24,6 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use toml_edit::{Item, TableLike};
 
 use crate::config::toml::Reader;
@@ -69,7 +68,7 @@ const SOURCE_KEYS: &[&str] = &["provider", "url", "ref", "title"];
 
 /// Reads and validates a blueprint file.
 pub fn load(path: &Path) -> Result<BlueprintFile> {
-    let text = fsx::read(path).map_err(|e| err(path, e.to_string()))?;
+    let text = fsx::read_limited(path, fsx::MAX_DOCUMENT).map_err(|e| err(path, e.to_string()))?;
     parse(path, &text)
 }
 
@@ -163,10 +162,7 @@ pub fn parse(path: &Path, text: &str) -> Result<BlueprintFile> {
         "repos": repos.iter().map(|r| serde_json::json!([r.repo, r.base_branch, r.track])).collect::<Vec<_>>(),
         "source": [source.provider, source.url, source.reference, source.title],
     });
-    let sha256 = Sha256::digest(normalised.to_string().as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let sha256 = crate::fsx::sha256_hex(normalised.to_string().as_bytes());
     let path =
         crate::env::normalize(&std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()));
     Ok(BlueprintFile {

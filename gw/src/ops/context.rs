@@ -21,6 +21,8 @@ pub struct ContextReport {
     pub initialized: bool,
     pub grove_home: PathBuf,
     pub config_path: PathBuf,
+    /// Shown lossily when it is not valid UTF-8 (JSON cannot carry it).
+    #[serde(serialize_with = "crate::fsx::serialize_lossy")]
     pub cwd: PathBuf,
     pub repo_dirs: Vec<PathBuf>,
     pub repo_dir_count: usize,

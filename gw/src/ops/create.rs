@@ -121,8 +121,9 @@ pub struct RepoPlan {
     pub how: BranchSource,
     /// The branch already existed, so it is not grove's to delete.
     pub preserve_branch: bool,
-    /// A stale registration (directory gone) holds the branch; prune it first.
-    pub prune_first: bool,
+    /// Stale registrations (their directory gone, in a workspace directory) that hold the
+    /// branch: removed first, or git would refuse.
+    pub stale: Vec<PathBuf>,
     pub setup: Vec<String>,
 }
 
@@ -564,7 +565,15 @@ pub fn plan(
         let o = overrides.iter().find(|(n, _, _)| *n == c.name);
         let base = o.and_then(|(_, b, _)| b.as_deref());
         let track = o.and_then(|(_, _, t)| *t).unwrap_or(opts.track);
-        plan_repo(c, &path, &opts.branch, track, base, &ignored)
+        plan_repo(
+            ctx.territory(),
+            c,
+            &path,
+            &opts.branch,
+            track,
+            base,
+            &ignored,
+        )
     });
     let mut repos = Vec::new();
     let mut warnings = fetch_warnings;
@@ -637,10 +646,8 @@ pub fn preset_not_found(name: &str, config: &Config) -> Error {
 
 /// SHA-256 of a preset's normalised content (`name` and the repository list).
 fn preset_hash(name: &str, repos: &[String]) -> String {
-    use sha2::{Digest, Sha256};
     let normalised = serde_json::json!({ "name": name, "repos": repos }).to_string();
-    let digest = Sha256::digest(normalised.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    fsx::sha256_hex(normalised.as_bytes())
 }
 
 /// Fetches every repository that has an origin, in parallel, except those whose origin is
@@ -678,6 +685,7 @@ pub(crate) fn fetch_all(ctx: &Ctx<'_>, chosen: &[Chosen]) -> Vec<String> {
 }
 
 pub(crate) fn plan_repo(
+    territory: &crate::ops::territory::Territory,
     c: &Chosen,
     root: &Path,
     branch: &str,
@@ -687,13 +695,13 @@ pub(crate) fn plan_repo(
 ) -> Result<(RepoPlan, Vec<String>)> {
     let repo = git::Repo::open(&c.path)?;
     let mut warnings = Vec::new();
-    let mut prune_first = false;
+    let mut stale = Vec::new();
     for wt in repo.worktrees()? {
         if wt.branch.as_deref() != Some(branch) || ignored.contains(&fsx::canonical(&wt.path)) {
             continue;
         }
-        if wt.prunable {
-            prune_first = true;
+        if wt.prunable && territory.check(&wt.path, "").is_ok() {
+            stale.push(wt.path);
             continue;
         }
         return Err(Error::new(
@@ -754,7 +762,7 @@ pub(crate) fn plan_repo(
             worktree: root.join(&c.name),
             how,
             preserve_branch: local,
-            prune_first,
+            stale,
             setup: repo_config.setup,
         },
         warnings,
@@ -783,10 +791,11 @@ pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<Crea
             e.context("rollback incomplete")
         });
     }
-    for r in plan.repos.iter().filter(|r| r.prune_first) {
+    for r in &plan.repos {
         // A registration whose directory is gone holds the branch; git would refuse.
-        let _lock = tx::repo_lock(ctx, &r.source)?;
-        let _ = git::worktree_prune(&r.source);
+        for path in &r.stale {
+            tx::remove_registration(ctx, &r.source, path)?;
+        }
     }
     ctx.events
         .progress(&format!("creating {} worktrees", plan.repos.len()));
@@ -841,6 +850,7 @@ pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<Crea
     let mut warnings = plan.warnings.clone();
     let setup = run_setup(ctx, &plan.repos, &ws);
     warnings.extend(record_setup(ctx, &ws.name, &setup));
+    crate::stats::record(&ctx.home, crate::stats::Event::WorkspaceCreated, &ws);
 
     let repos: Vec<RepoResult> = plan
         .repos

@@ -3,7 +3,10 @@
 //! go through [`Events`], which the output layer implements.
 
 pub mod add_repo;
+pub mod apply;
 pub mod blueprint;
+pub mod branch_fate;
+pub mod bug_report;
 pub mod clone;
 pub mod context;
 pub mod create;
@@ -30,8 +33,11 @@ pub mod schema;
 pub mod shell_init;
 pub mod status;
 pub mod sync;
+pub mod teardown;
+pub mod territory;
 #[cfg(test)]
 pub(crate) mod testutil;
+pub mod trash;
 pub mod tx;
 
 use std::time::Duration;
@@ -84,6 +90,7 @@ pub struct Ctx<'a> {
     pub no_hooks: bool,
     /// Fault injection for tests of rollback (see `tx::Faults`); always `None` in `gw`.
     pub faults: Option<std::sync::Arc<tx::Faults>>,
+    territory: std::sync::OnceLock<territory::Territory>,
 }
 
 impl<'a> Ctx<'a> {
@@ -97,7 +104,19 @@ impl<'a> Ctx<'a> {
             events,
             no_hooks: false,
             faults: None,
+            territory: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Where grove may move or delete things: the workspace directories (see
+    /// [`territory`]). Read once.
+    pub fn territory(&self) -> &territory::Territory {
+        self.territory.get_or_init(|| {
+            let dir = Config::load(&self.home, self.env)
+                .ok()
+                .map(|c| c.workspace_dir);
+            territory::Territory::new(&self.home, dir.as_deref())
+        })
     }
 
     /// How long to wait for a lock before giving up with `TRANSIENT`.

@@ -2,6 +2,9 @@
 
 use crate::error::{Error, Result};
 
+/// The longest workspace name: it is a directory's name.
+const MAX_NAME_BYTES: usize = 255;
+
 /// A workspace name becomes a directory under the workspace dir, so it must be one plain
 /// path component.
 pub fn check_workspace(name: &str) -> Result<()> {
@@ -19,6 +22,8 @@ pub fn check_workspace(name: &str) -> Result<()> {
         Some("contains a control character")
     } else if name != name.trim() {
         Some("has leading or trailing whitespace")
+    } else if name.len() > MAX_NAME_BYTES {
+        Some("is longer than 255 bytes, the most a file name can have")
     } else {
         None
     };

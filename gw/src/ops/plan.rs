@@ -16,9 +16,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::error::{Code, Error, Result};
+use crate::fsx::sha256_hex;
 
 /// The plan document format version (independent of the envelope's `schemaVersion`).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -171,18 +171,7 @@ pub struct PlanDoc {
 
 /// What `gw apply` hands the command: the plan it must match.
 #[derive(Debug, Clone)]
-pub struct Expect {
-    pub fingerprint: String,
-    pub changes: Vec<Change>,
-    pub facts: Vec<Fact>,
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub struct Expect(PlanDoc);
 
 /// The fingerprint of inputs and facts.
 pub fn fingerprint(kind: PlanKind, inputs: &Value, facts: &[Fact]) -> String {
@@ -221,11 +210,7 @@ pub fn document(kind: PlanKind, inputs: Value, described: Described) -> PlanDoc 
 
 impl PlanDoc {
     pub fn expect(&self) -> Expect {
-        Expect {
-            fingerprint: self.fingerprint.clone(),
-            changes: self.changes.clone(),
-            facts: self.facts.clone(),
-        }
+        Expect(self.clone())
     }
 }
 
@@ -275,21 +260,59 @@ pub fn parse(text: &str) -> Result<PlanDoc> {
     Ok(doc)
 }
 
-/// Refuses with `STATE_CHANGED` unless the world described now matches the plan.
+/// Refuses unless the command, described now from the same inputs, makes exactly the plan
+/// document it is given: `STATE_CHANGED` when a fact it depends on moved, `PLAN_INVALID`
+/// when the world is the same but the document says something else (it was edited, and its
+/// digest recomputed, or a different version of gw made it).
 pub fn verify(kind: PlanKind, expect: &Expect, inputs: &Value, now: &Described) -> Result<()> {
+    let plan = &expect.0;
     let fp = fingerprint(kind, inputs, &now.facts);
-    if fp == expect.fingerprint && now.changes == expect.changes {
+    if fp != plan.fingerprint {
+        let mut lines = diff_facts(&plan.facts, &now.facts);
+        if lines.is_empty() {
+            lines.push("the inputs no longer match the plan".into());
+        }
+        return Err(changed(lines, plan, &fp, now));
+    }
+    let mut derived = document(kind, inputs.clone(), now.clone());
+    derived.created_at.clone_from(&plan.created_at);
+    derived.warnings.clone_from(&plan.warnings);
+    derived.digest = digest(&derived);
+    if derived == *plan {
         return Ok(());
     }
-    let changed = diff_facts(&expect.facts, &now.facts);
-    let mut lines = changed.clone();
-    if lines.is_empty() && now.changes != expect.changes {
-        lines.push("the changes the command would make are different".into());
-    }
-    if lines.is_empty() {
-        lines.push("the inputs no longer match the plan".into());
+    let theirs = serde_json::to_value(plan).expect("plans serialise");
+    let ours = serde_json::to_value(&derived).expect("plans serialise");
+    let fields: Vec<String> = ours
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, v)| *k != "digest" && theirs.get(k.as_str()) != Some(v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    if fields.iter().any(|f| f == "changes") && plan.grove_version == derived.grove_version {
+        // Nothing the plan depends on moved, yet the command would do something else.
+        return Err(changed(
+            vec!["the changes the command would make are different".into()],
+            plan,
+            &fp,
+            now,
+        ));
     }
     Err(Error::new(
+        Code::PlanInvalid,
+        format!(
+            "the plan says something other than what `gw {}` would do with its inputs ({}), so it was not applied",
+            kind.command(),
+            fields.join(", ")
+        ),
+    )
+    .with_fix("Produce a new plan with `gw plan <command> … --format json` and apply that")
+    .with_details(serde_json::json!({ "fields": fields })))
+}
+
+fn changed(lines: Vec<String>, plan: &PlanDoc, fp: &str, now: &Described) -> Error {
+    Error::new(
         Code::StateChanged,
         format!(
             "the world changed since the plan was made, so it was not applied: {}",
@@ -299,10 +322,10 @@ pub fn verify(kind: PlanKind, expect: &Expect, inputs: &Value, now: &Described) 
     .with_fix("Make a new plan, review it, and apply that one")
     .with_details(serde_json::json!({
         "changed": lines,
-        "plan_fingerprint": expect.fingerprint,
+        "plan_fingerprint": plan.fingerprint,
         "current_fingerprint": fp,
         "current_changes": now.changes,
-    })))
+    }))
 }
 
 /// Human-readable differences between two fact lists (`api: HEAD moved a1b2→c3d4`).

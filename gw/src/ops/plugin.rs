@@ -1,13 +1,18 @@
 //! Plugins: `gw foo …` runs `gw-foo` when there is no built-in `foo`; `gw plugin
-//! list|remove|install` manages the ones in `<GW_HOME>/plugins/`.
+//! list|remove|install|upgrade|search` manages the ones in `<GW_HOME>/plugins/`.
 //!
 //! A plugin is looked up in `<GW_HOME>/plugins/` first, then on `PATH`, and started
 //! with `exec`, so it replaces `gw`: its output and exit code are the command's. It gets
 //! `GROVE_DIR`, `GROVE_CONFIG`, `GROVE_STATE` and `GROVE_WORKSPACE` (the workspace the
 //! current directory is in, or empty) in its environment, and reads grove's files itself.
 //!
-//! `install` takes a local executable or tarball, an http(s) URL of either, or a GitHub
-//! `OWNER/REPO` whose latest release has an asset `gw-<name>_<version>_<os>_<arch>.tar.gz`.
+//! `install` takes a local executable or tarball (a path or a `file://` URL), an http(s) URL
+//! of either, a GitHub `OWNER/REPO` whose latest release has an asset
+//! `gw-<name>_<version>_<os>_<arch>.tar.gz`, or the bare name of a plugin in the registry
+//! shipped in the binary ([`REGISTRY`], what `gw plugin search` lists). Where a plugin came
+//! from is recorded next to it, in the Go grove's `plugins/.gw-<name>.json` (`{repo,
+//! version}`, plus `source` for a path or URL), so `gw plugin upgrade` can install it again
+//! from there; a plugin put in the directory by hand has no record and is skipped.
 //! Downloads use `curl` and tarballs `tar` (through `proc::Cmd`), so grove carries no HTTP
 //! or archive code. Before anything is installed the file is checked to be an executable
 //! for this platform (an ELF or Mach-O binary for this OS and CPU, or a `#!` script), so
@@ -279,6 +284,10 @@ pub fn remove(ctx: &Ctx<'_>, name: &str) -> Result<PluginReport> {
         );
     }
     fsx::remove_file(&path)?;
+    let meta = meta_path(&ctx.home.plugins(), name);
+    if fsx::exists(&meta) {
+        fsx::remove_file(&meta)?;
+    }
     Ok(PluginReport {
         name: name.to_string(),
         path,
@@ -307,27 +316,44 @@ pub fn install(ctx: &Ctx<'_>, opts: InstallOptions) -> Result<PluginReport> {
         .tempdir_in(&plugins)
         .map_err(|e| fsx::Error::new("create a temporary directory in", &plugins, e))?;
     let stage = staging.path();
-    let local = ctx.env.resolve_path(Path::new(&opts.source));
-    let (file, wanted) = if fsx::exists(&local) {
+    let path_source = opts.source.strip_prefix("file://").unwrap_or(&opts.source);
+    let local = ctx.env.resolve_path(Path::new(path_source));
+    let registered = find_registered(&opts.source);
+    let mut record = Meta::default();
+    let path_like = opts.source.starts_with(['/', '.', '~']) || opts.source.starts_with("file://");
+    let (file, wanted) = if fsx::exists(&local) || path_like {
         if !local.is_file() {
-            return Err(Error::usage(format!("`{}` is not a file", local.display())));
+            let what = if fsx::exists(&local) {
+                "is not a file"
+            } else {
+                "does not exist"
+            };
+            return Err(Error::usage(format!("`{}` {what}", local.display())));
         }
+        record.source = Some(local.to_string_lossy().into_owned());
         (local, opts.name.clone())
     } else if opts.source.starts_with("https://") || opts.source.starts_with("http://") {
         // Keep the URL's file name: the plugin is named after it (`…/gw-foo` is `foo`).
         let file = url_file_name(&opts.source).unwrap_or_else(|| "download".into());
         let dest = stage.join(file);
         download(&opts.source, &dest, stage)?;
+        record.source = Some(opts.source.clone());
         (dest, opts.name.clone())
-    } else if let Some((owner, repo)) = github_repo(&opts.source) {
-        let (dest, name) = download_release(ctx, &owner, &repo, stage)?;
+    } else if let Some((owner, repo)) = registered
+        .map(|r| github_repo(r.repo).expect("registry entries are OWNER/REPO"))
+        .or_else(|| github_repo(&opts.source))
+    {
+        let (dest, name, tag) = download_release(ctx, &owner, &repo, stage)?;
+        record.repo = Some(format!("{owner}/{repo}"));
+        record.version = Some(tag);
+        let name = registered.map(|r| r.name.to_string()).unwrap_or(name);
         (dest, opts.name.clone().or(Some(name)))
     } else {
         return Err(Error::usage(format!(
-            "`{}` is neither a file, an http(s) URL nor OWNER/REPO",
+            "`{}` is neither a file, an http(s) URL, OWNER/REPO nor a plugin in the registry",
             opts.source
         ))
-        .with_fix("Pass the path of an executable or tarball, a URL, or a GitHub OWNER/REPO"));
+        .with_fix("Pass the path of an executable or tarball, a URL, a GitHub OWNER/REPO, or a name from `gw plugin search`"));
     };
 
     let head = read_head(&file)?;
@@ -368,6 +394,8 @@ pub fn install(ctx: &Ctx<'_>, opts: InstallOptions) -> Result<PluginReport> {
     let dest = plugins.join(file_name(&name));
     let replaced = fsx::exists(&dest);
     fsx::write_atomic_mode(&dest, &bytes, 0o755)?;
+    // Where it came from, for `gw plugin upgrade`; a plugin works without it.
+    let _ = record.save(&plugins, &name);
     Ok(PluginReport {
         name,
         path: dest,
@@ -583,14 +611,14 @@ fn download_error(url: &str, e: crate::proc::Error) -> Error {
     }
 }
 
-/// Downloads the latest release asset of `owner/repo` for this platform. Returns the file
-/// and the plugin name (the repository name without `gw-`).
+/// Downloads the latest release asset of `owner/repo` for this platform. Returns the file,
+/// the plugin name (the repository name without `gw-`) and the release tag.
 fn download_release(
     ctx: &Ctx<'_>,
     owner: &str,
     repo: &str,
     stage: &Path,
-) -> Result<(PathBuf, String)> {
+) -> Result<(PathBuf, String, String)> {
     let latest = format!("https://github.com/{owner}/{repo}/releases/latest");
     ctx.events.progress(&format!("resolving {latest}"));
     // The public redirect names the tag without using the (rate-limited) API.
@@ -628,7 +656,301 @@ fn download_release(
     let dest = stage.join(&asset);
     ctx.events.progress(&format!("downloading {url}"));
     download(&url, &dest, stage)?;
-    Ok((dest, name))
+    Ok((dest, name, tag))
+}
+
+/// Where an installed plugin came from: the Go grove's `plugins/.gw-<name>.json`
+/// (`{repo, version}` for a GitHub release), with `source` added for a path or URL.
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Deserialize, Serialize)]
+pub struct Meta {
+    /// `OWNER/REPO` of a GitHub release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    /// The release tag installed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// An absolute path or a URL (grove's addition; the Go grove only knew `repo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+fn meta_path(plugins: &Path, name: &str) -> PathBuf {
+    plugins.join(format!(".gw-{name}.json"))
+}
+
+impl Meta {
+    /// The recorded source of plugin `name`; `Ok(None)` when there is none (installed by
+    /// hand), an error when the record cannot be read.
+    pub fn load(plugins: &Path, name: &str) -> Result<Option<Meta>> {
+        let path = meta_path(plugins, name);
+        let Some(text) = fsx::read_optional(&path)? else {
+            return Ok(None);
+        };
+        let meta: Meta = serde_json::from_str(&text).map_err(|e| {
+            Error::usage(format!("cannot read `{}`: {e}", path.display())).with_fix(format!(
+                "Install the plugin again: `gw plugin install SOURCE --name {name}`"
+            ))
+        })?;
+        Ok((meta.source.is_some() || meta.repo.is_some()).then_some(meta))
+    }
+
+    fn save(&self, plugins: &Path, name: &str) -> Result<()> {
+        let text = serde_json::to_string(self).expect("metadata serialises");
+        fsx::write_atomic(&meta_path(plugins, name), text.as_bytes())?;
+        Ok(())
+    }
+
+    /// What `install` is given to install it again.
+    fn install_source(&self) -> Option<&str> {
+        self.source.as_deref().or(self.repo.as_deref())
+    }
+}
+
+/// A plugin `gw plugin search` knows and `gw plugin install NAME` resolves.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Registered {
+    pub name: &'static str,
+    /// `OWNER/REPO` on GitHub, whose releases carry the plugin.
+    pub repo: &'static str,
+    pub description: &'static str,
+}
+
+/// The plugin registry shipped in the binary (the Go grove's, as of its 1.1.18 release).
+pub const REGISTRY: &[Registered] = &[
+    Registered {
+        name: "code",
+        repo: "igor-kupczynski/gw-code",
+        description: "Open a workspace in VS Code (or a compatible editor) as one multi-root editor workspace",
+    },
+    Registered {
+        name: "dispatch",
+        repo: "nicksenap/gw-dispatch",
+        description: "Create a workspace and start a coding agent in it with a first prompt",
+    },
+];
+
+/// The registry entry for a bare plugin name (`code`, `gw-code`).
+fn find_registered(name: &str) -> Option<&'static Registered> {
+    let bare = name.strip_prefix("gw-").unwrap_or(name);
+    REGISTRY.iter().find(|r| r.name == bare)
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct SearchHit {
+    pub name: &'static str,
+    pub repo: &'static str,
+    pub description: &'static str,
+    /// A plugin of this name is installed.
+    pub installed: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct PluginSearchReport {
+    /// What was searched for (`null`: everything).
+    pub term: Option<String>,
+    pub plugins: Vec<SearchHit>,
+    pub count: usize,
+}
+
+impl PluginSearchReport {
+    pub fn next_actions(&self) -> Vec<NextAction> {
+        self.plugins
+            .iter()
+            .filter(|p| !p.installed)
+            .take(1)
+            .map(|p| {
+                NextAction::write(
+                    format!("Install {}", p.name),
+                    &["gw", "plugin", "install", p.name, "--format", "json"],
+                )
+            })
+            .collect()
+    }
+}
+
+/// `gw plugin search [TERM]`: the registry entries whose name, repository or description
+/// contains `term` (any case); offline.
+pub fn search(ctx: &Ctx<'_>, term: Option<&str>) -> Result<PluginSearchReport> {
+    let needle = term.map(str::to_lowercase).filter(|t| !t.trim().is_empty());
+    let plugins: Vec<SearchHit> = REGISTRY
+        .iter()
+        .filter(|r| {
+            needle.as_deref().is_none_or(|n| {
+                [r.name, r.repo, r.description]
+                    .iter()
+                    .any(|f| f.to_lowercase().contains(n))
+            })
+        })
+        .map(|r| SearchHit {
+            name: r.name,
+            repo: r.repo,
+            description: r.description,
+            installed: fsx::exists(&ctx.home.plugins().join(file_name(r.name))),
+        })
+        .collect();
+    Ok(PluginSearchReport {
+        term: needle,
+        count: plugins.len(),
+        plugins,
+    })
+}
+
+/// What `gw plugin upgrade` did to one plugin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum UpgradeOutcome {
+    /// Installed again from its source, and it changed.
+    Upgraded,
+    /// Installed again from its source; it was already the same.
+    UpToDate,
+    /// No recorded source (put in the plugins directory by hand).
+    Skipped,
+    Failed,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Upgrade {
+    pub name: String,
+    pub path: PathBuf,
+    pub outcome: UpgradeOutcome,
+    /// Where it was installed from again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct PluginUpgradeReport {
+    pub plugins: Vec<Upgrade>,
+    pub count: usize,
+    /// How many changed.
+    pub upgraded: usize,
+    /// Set when a plugin failed to upgrade (the others were still tried).
+    #[serde(skip)]
+    pub failure: Option<Error>,
+}
+
+/// `gw plugin upgrade [NAME]`: installs each installed plugin (or the one named) again from
+/// where it was installed from. Plugins without a record are skipped; a failure does not stop
+/// the others.
+pub fn upgrade(ctx: &Ctx<'_>, name: Option<&str>) -> Result<PluginUpgradeReport> {
+    let plugins_dir = ctx.home.plugins();
+    let installed: Vec<Plugin> = list(ctx)?
+        .plugins
+        .into_iter()
+        .filter(|p| p.source == Origin::Installed)
+        .collect();
+    let chosen: Vec<&Plugin> = match name {
+        None => installed.iter().collect(),
+        Some(n) => {
+            check_name(n)?;
+            match installed.iter().find(|p| p.name == n) {
+                Some(p) => vec![p],
+                None => {
+                    let names: Vec<&str> = installed.iter().map(|p| p.name.as_str()).collect();
+                    return Err(Error::usage(format!("no plugin named `{n}` is installed"))
+                        .with_fix(if names.is_empty() {
+                            "No plugins are installed; install one with `gw plugin install`"
+                                .to_string()
+                        } else {
+                            format!("Installed: {}", names.join(", "))
+                        })
+                        .with_details(serde_json::json!({ "plugin": n, "installed": names })));
+                }
+            }
+        }
+    };
+    let mut report = PluginUpgradeReport {
+        plugins: Vec::new(),
+        count: 0,
+        upgraded: 0,
+        failure: None,
+    };
+    let mut failed: Vec<(String, Error)> = Vec::new();
+    for p in chosen {
+        let meta = match Meta::load(&plugins_dir, &p.name) {
+            Ok(Some(m)) => m,
+            Ok(None) => {
+                report.plugins.push(Upgrade {
+                    name: p.name.clone(),
+                    path: p.path.clone(),
+                    outcome: UpgradeOutcome::Skipped,
+                    source: None,
+                    detail: Some("installed by hand: no recorded source to upgrade from".into()),
+                });
+                continue;
+            }
+            Err(e) => {
+                report.plugins.push(Upgrade {
+                    name: p.name.clone(),
+                    path: p.path.clone(),
+                    outcome: UpgradeOutcome::Failed,
+                    source: None,
+                    detail: Some(e.message.clone()),
+                });
+                failed.push((p.name.clone(), e));
+                continue;
+            }
+        };
+        let source = meta.install_source().unwrap_or_default().to_string();
+        ctx.events
+            .progress(&format!("upgrading {} from {source}", p.name));
+        let before = fsx::read_bytes(&p.path).ok();
+        let result = install(
+            ctx,
+            InstallOptions {
+                source: source.clone(),
+                name: Some(p.name.clone()),
+            },
+        );
+        let (outcome, detail) = match result {
+            Ok(_) if fsx::read_bytes(&p.path).ok() == before => (UpgradeOutcome::UpToDate, None),
+            Ok(_) => {
+                report.upgraded += 1;
+                (UpgradeOutcome::Upgraded, None)
+            }
+            Err(e) => {
+                let detail = Some(e.message.clone());
+                failed.push((p.name.clone(), e));
+                (UpgradeOutcome::Failed, detail)
+            }
+        };
+        report.plugins.push(Upgrade {
+            name: p.name.clone(),
+            path: p.path.clone(),
+            outcome,
+            source: Some(source),
+            detail,
+        });
+    }
+    report.count = report.plugins.len();
+    if let Some((_, first)) = failed.first() {
+        // The first failure's code (a network failure is TRANSIENT, a missing file USAGE).
+        let all: Vec<String> = failed
+            .iter()
+            .map(|(n, e)| format!("{n}: {}", e.message))
+            .collect();
+        report.failure = Some(
+            Error::new(
+                first.code,
+                format!(
+                    "could not upgrade {} of {} plugins: {}",
+                    failed.len(),
+                    report.count,
+                    all.join("; ")
+                ),
+            )
+            .with_fix("Check the source named for each failed plugin, or install it again with `gw plugin install`"),
+        );
+    }
+    Ok(report)
 }
 
 #[cfg(test)]

@@ -3,31 +3,57 @@
 //! An operation that died before its commit point is rolled back; one that died after it is
 //! completed. Both use the same `apply`/`undo` as a live operation, and neither ever
 //! removes something whose ownership is unclear or that has gained work since: that is kept
-//! and reported. A journal that cannot be read is reported and left alone, and it blocks
-//! every destructive fix (`gw doctor --fix` only reports while one exists).
+//! and reported, and a recovery that kept something is not called done. A journal that
+//! cannot be read is reported and left alone, and it blocks every destructive fix (`gw
+//! doctor --fix` only reports while one exists).
+//!
+//! An operation whose gw is gone while processes it started still hold its lock is
+//! *running*, not interrupted: recovering it now would race them (a checkout half done
+//! looks like uncommitted work). It is reported, and recovered once they are done.
+
+use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ops::Ctx;
 use crate::ops::tx::{self, Undo};
-use crate::state::journal::{self, Action, Found, Phase, StepStatus};
+use crate::state::journal::{self, Action, Found, Kind, Phase, StepStatus};
 
-/// An interrupted (or corrupt) operation found in `operations/`.
+/// An operation found in `operations/` that is not a live gw's own business.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Interrupted {
     pub id: String,
-    /// `create`, `delete`, …; `null` when the journal cannot be read.
-    pub kind: Option<String>,
+    /// `null` when the journal cannot be read.
+    pub kind: Option<Kind>,
     pub workspace: Option<String>,
-    /// `running` (rolls back) or `committed` (completes).
-    pub phase: Option<String>,
+    /// `running` (rolls back), `committed` (completes) or `rolling_back`.
+    pub phase: Option<Phase>,
     /// What it had done: one line per step, with its status.
     pub steps: Vec<String>,
     /// Why the journal cannot be used, when it is corrupt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub corrupt: Option<String>,
+    /// Its gw is gone but processes it started still hold its lock: recover it later.
+    #[serde(skip)]
+    pub finishing: bool,
+}
+
+/// How recovering one operation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryOutcome {
+    /// Everything it had done was undone.
+    RolledBack,
+    /// What it had left to do was done.
+    Completed,
+    /// Finished, but something was kept on purpose (it holds work): see the steps. The
+    /// journal is gone; what was kept is reported by `gw doctor` on its own.
+    Kept,
+    /// Not recovered (see `detail`); the journal stays.
+    Left,
 }
 
 /// What recovering one operation did.
@@ -36,20 +62,11 @@ pub struct Interrupted {
 pub struct Recovered {
     pub id: String,
     pub workspace: Option<String>,
-    /// `rolled_back`, `completed`, or `left` (see `detail`).
-    pub outcome: &'static str,
+    pub outcome: RecoveryOutcome,
     /// Per step: what was done.
     pub steps: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
-}
-
-fn phase_name(p: Phase) -> &'static str {
-    match p {
-        Phase::Running => "running",
-        Phase::Committed => "committed",
-        Phase::RollingBack => "rolling_back",
-    }
 }
 
 fn status_name(s: StepStatus) -> &'static str {
@@ -63,29 +80,42 @@ fn status_name(s: StepStatus) -> &'static str {
     }
 }
 
-/// Operations whose process is gone, and journals that cannot be read.
+/// Operations whose gw is gone (interrupted, or still finishing), and journals that cannot
+/// be read. Operations of a live gw are not listed.
 pub fn interrupted(ctx: &Ctx<'_>) -> Result<Vec<Interrupted>> {
-    let found = journal::scan(&ctx.home, false).map_err(tx::journal_error)?;
+    let found = journal::scan(&ctx.home, false)?;
     Ok(found
         .iter()
-        .filter(|f| f.interrupted || f.record.is_err())
-        .map(describe)
+        .filter_map(|f| match &f.record {
+            Err(_) => Some(describe(f, false)),
+            Ok(_) if f.interrupted => Some(describe(f, false)),
+            Ok(r) if !pid_alive(r.pid) => Some(describe(f, true)),
+            Ok(_) => None,
+        })
         .collect())
 }
 
-fn describe(f: &Found) -> Interrupted {
+/// Whether process `pid` exists (a reused pid counts: then the operation is taken for a
+/// live one, and only reported later).
+fn pid_alive(pid: u32) -> bool {
+    rustix::process::Pid::from_raw(pid as i32)
+        .is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
+}
+
+fn describe(f: &Found, finishing: bool) -> Interrupted {
     match &f.record {
         Ok(r) => Interrupted {
             id: r.id.clone(),
-            kind: Some(r.kind.as_str().to_string()),
+            kind: Some(r.kind),
             workspace: Some(r.workspace.clone()),
-            phase: Some(phase_name(r.phase).to_string()),
+            phase: Some(r.phase),
             steps: r
                 .steps
                 .iter()
                 .map(|s| format!("{} ({})", s.action.describe(), status_name(s.status)))
                 .collect(),
             corrupt: None,
+            finishing,
         },
         Err(e) => Interrupted {
             id: f.id(),
@@ -94,37 +124,44 @@ fn describe(f: &Found) -> Interrupted {
             phase: None,
             steps: Vec::new(),
             corrupt: Some(format!("{}: {e}", f.path.display())),
+            finishing: false,
         },
     }
 }
 
-/// Where the readable journals (of running and interrupted operations alike) moved
-/// directories to: quarantined worktrees and workspaces that are theirs to restore or
-/// remove, not leftovers.
-pub fn journaled_paths(ctx: &Ctx<'_>) -> Vec<std::path::PathBuf> {
+/// The paths the readable journals (of running and interrupted operations alike) made,
+/// moved or moved things to: quarantined worktrees and workspaces, directories and
+/// worktrees being created — that operation's to restore or remove, not leftovers.
+pub fn journaled_paths(ctx: &Ctx<'_>) -> Vec<PathBuf> {
     let Ok(found) = journal::scan(&ctx.home, false) else {
         return Vec::new();
     };
-    found
+    let mut out = Vec::new();
+    for step in found
         .iter()
         .filter_map(|f| f.record.as_ref().ok())
         .flat_map(|r| r.steps.iter())
-        .filter_map(|s| match &s.action {
-            Action::MoveDir { to, .. } => Some(to.clone()),
-            _ => None,
-        })
-        .collect()
+    {
+        match &step.action {
+            Action::MoveDir { from, to } => out.extend([from.clone(), to.clone()]),
+            Action::CreateDir { path } | Action::AddWorktree { path, .. } => out.push(path.clone()),
+            Action::RemoveRegistration { path, .. } => out.push(path.clone()),
+            Action::RepairWorktrees { paths, .. } => out.extend(paths.iter().cloned()),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Finishes or rolls back every interrupted operation. Refuses (recovers nothing) while a
 /// corrupt journal exists, since it might describe work on the same resources.
 pub fn recover_all(ctx: &Ctx<'_>) -> Result<Vec<Recovered>> {
-    let found = journal::scan(&ctx.home, true).map_err(tx::journal_error)?;
+    let found = journal::scan(&ctx.home, true)?;
     if let Some(bad) = found.iter().find(|f| f.record.is_err()) {
         return Ok(vec![Recovered {
             id: bad.id(),
             workspace: None,
-            outcome: "left",
+            outcome: RecoveryOutcome::Left,
             steps: Vec::new(),
             detail: Some(format!(
                 "corrupt journal {}: recovery is blocked until it is repaired or moved away by hand",
@@ -149,21 +186,38 @@ fn recover(ctx: &Ctx<'_>, f: Found) -> Recovered {
         .collect();
     names.sort();
     names.dedup();
+    let left = |detail: String| Recovered {
+        id: record.id.clone(),
+        workspace: Some(record.workspace.clone()),
+        outcome: RecoveryOutcome::Left,
+        steps: Vec::new(),
+        detail: Some(detail),
+    };
     let mut locks = Vec::new();
     for n in &names {
         match tx::workspace_lock(ctx, n) {
             Ok(l) => locks.push(l),
-            Err(e) => {
-                return Recovered {
-                    id: record.id.clone(),
-                    workspace: Some(record.workspace.clone()),
-                    outcome: "left",
-                    steps: Vec::new(),
-                    detail: Some(e.message.clone()),
-                };
-            }
+            Err(e) => return left(e.message.clone()),
         }
     }
+    // A rename held its repositories from the move to the repairs; so does undoing it.
+    let sources: Vec<&std::path::Path> = record
+        .steps
+        .iter()
+        .filter_map(|s| match &s.action {
+            Action::RepairWorktrees { source, .. } => Some(source.as_path()),
+            _ => None,
+        })
+        .collect();
+    let _hold = match tx::hold_repos(ctx, &sources) {
+        Ok(h) => h,
+        Err(e) => return left(e.message.clone()),
+    };
+    // The steps run by recovery: children keep the journal's lock, as a live operation's do.
+    let _inherit = f
+        .lock
+        .as_ref()
+        .and_then(|l| crate::proc::inherit_lock(l).ok());
     let (outcome, steps, problem) = match record.phase {
         Phase::Committed => complete(ctx, &mut record.steps),
         Phase::Running | Phase::RollingBack => {
@@ -172,11 +226,17 @@ fn recover(ctx: &Ctx<'_>, f: Found) -> Recovered {
                 Undo::Failed(e) => Some(format!("{}: {e}", a.describe())),
                 _ => None,
             });
+            let kept = undone.iter().any(|(_, u)| matches!(u, Undo::Kept(_)));
             let lines = undone
                 .iter()
                 .map(|(a, u)| format!("{}: {}", a.describe(), undo_name(u)))
                 .collect();
-            ("rolled_back", lines, failed)
+            let outcome = if kept {
+                RecoveryOutcome::Kept
+            } else {
+                RecoveryOutcome::RolledBack
+            };
+            (outcome, lines, failed)
         }
     };
     let detail = match &problem {
@@ -192,7 +252,11 @@ fn recover(ctx: &Ctx<'_>, f: Found) -> Recovered {
     Recovered {
         id: record.id.clone(),
         workspace: Some(record.workspace.clone()),
-        outcome: if problem.is_some() { "left" } else { outcome },
+        outcome: if problem.is_some() {
+            RecoveryOutcome::Left
+        } else {
+            outcome
+        },
         steps,
         detail,
     }
@@ -211,9 +275,10 @@ fn undo_name(u: &Undo) -> String {
 fn complete(
     ctx: &Ctx<'_>,
     steps: &mut [journal::Step],
-) -> (&'static str, Vec<String>, Option<String>) {
+) -> (RecoveryOutcome, Vec<String>, Option<String>) {
     let mut lines = Vec::new();
     let mut problem = None;
+    let mut kept = false;
     let commit = steps
         .iter()
         .rposition(|s| matches!(s.action, Action::SetState { .. }));
@@ -232,6 +297,7 @@ fn complete(
                     None => Ok(()),
                     Some(at) if at != *tip => {
                         step.status = StepStatus::Kept;
+                        kept = true;
                         lines.push(format!(
                             "{}: kept (it moved to {at})",
                             step.action.describe()
@@ -240,7 +306,7 @@ fn complete(
                     }
                     Some(_) => tx::apply(ctx, &step.action),
                 },
-                Err(e) => Err(e.into()),
+                Err(e) => Err(Error::from(e)),
             },
             Action::PruneWorktrees { source, .. } if !source.is_dir() => Ok(()),
             other => tx::apply(ctx, other),
@@ -248,9 +314,11 @@ fn complete(
         match result {
             Ok(()) => {
                 step.status = StepStatus::Done;
+                step.error = None;
                 lines.push(format!("{}: done", step.action.describe()));
             }
             Err(e) => {
+                step.error = Some(e.message.clone());
                 lines.push(format!(
                     "{}: failed ({})",
                     step.action.describe(),
@@ -261,16 +329,23 @@ fn complete(
         }
     }
     // A quarantined workspace's bytes go too.
-    for step in steps.iter() {
-        if let Action::MoveDir { to, .. } = &step.action
-            && to
-                .parent()
-                .and_then(|p| p.file_name())
-                .is_some_and(|n| n == crate::ops::delete::TRASH)
-            && to.exists()
-        {
-            let _ = crate::ops::delete::unlink_trash(to);
+    if problem.is_none() {
+        for step in steps.iter() {
+            if let Action::MoveDir { to, .. } = &step.action
+                && to
+                    .parent()
+                    .and_then(|p| p.file_name())
+                    .is_some_and(|n| n == crate::home::TRASH)
+                && to.exists()
+            {
+                let _ = crate::ops::trash::unlink(ctx, to);
+            }
         }
     }
-    ("completed", lines, problem)
+    let outcome = if kept {
+        RecoveryOutcome::Kept
+    } else {
+        RecoveryOutcome::Completed
+    };
+    (outcome, lines, problem)
 }

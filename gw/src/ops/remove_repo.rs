@@ -7,7 +7,7 @@
 //! branch or not registered where state says refuses with `BRANCH_CONFLICT`. Removal runs
 //! the `teardown` commands, then, in one transaction (`ops::tx`), quarantines each worktree
 //! into `.trash` and drops the repositories from state (a failure before that commit puts
-//! everything back), then prunes git's registrations and deletes the branches under the
+//! everything back), then removes their registrations and deletes the branches under the
 //! same rules as `gw delete` (never a `preserve_branch` branch; one holding commits found
 //! nowhere else only with `--force`). The quarantined bytes are removed in the background.
 
@@ -17,17 +17,13 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::action::NextAction;
-use crate::config::RepoConfig;
 use crate::error::{Code, Error, Result};
 use crate::fsx;
 use crate::git;
-use crate::ops::delete::{self, Fate};
-use crate::ops::hooks::{self, Vars};
 use crate::ops::plan::{self, Change, Described, PlanDoc, PlanKind};
-use crate::ops::tx::{self, Tx};
-use crate::ops::{Ctx, Outcome, RepoResult, resolve};
+use crate::ops::{Ctx, Outcome, RepoResult, resolve, teardown, trash, tx};
 use crate::parallel;
-use crate::state::journal::{Action, Kind};
+use crate::state::journal::Kind;
 use crate::state::{RepoEntry, Workspace};
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -113,47 +109,20 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
         return Ok(report);
     }
 
-    let vars = Vars::of(&ws);
+    let inspections = teardown::inspect_all(&targets);
     for r in &targets {
-        if !r.worktree_path.is_dir() || !r.source_repo.is_dir() {
-            continue;
-        }
-        let teardown = RepoConfig::load(&r.source_repo)
-            .map(|c| c.teardown)
-            .unwrap_or_default();
-        if let Err(f) =
-            hooks::run_repo_commands(ctx, &r.repo_name, &teardown, &r.worktree_path, &vars, false)
-        {
-            report
-                .warnings
-                .push(format!("{}: teardown failed: {}", r.repo_name, f.summary()));
+        if fsx::exists(&r.worktree_path) {
+            check_inside(ctx, &ws, r)?;
         }
     }
-
+    report
+        .warnings
+        .extend(teardown::run_hooks(ctx, &ws, &targets, None)?);
     let locks = tx::lock_workspaces(ctx, &[&ws.name])?;
-    // Teardown ran without the lock (it may run gw); the workspace must be the one checked.
-    match ctx.state()?.find(&ws.name) {
-        Some(now) if *now == ws => {}
-        None => return Err(resolve::not_found(&ws.name)),
-        Some(_) => {
-            return Err(Error::new(
-                Code::StateChanged,
-                format!(
-                    "workspace `{}` changed while its repositories were checked",
-                    ws.name
-                ),
-            )
-            .with_fix("Look at it again (`gw status`) and retry"));
-        }
-    }
-    for r in &targets {
-        // A process inside a directory it is about to move would lose its working directory.
-        fsx::step_out_of(&r.worktree_path);
-    }
-    let mut tx = Tx::begin(ctx, locks, Kind::RemoveRepo, &ws.name, &[])?;
+    let n = targets.len();
     ctx.events.progress(&format!(
-        "removing {} worktrees from {}",
-        targets.len(),
+        "removing {n} worktree{} from {}",
+        if n == 1 { "" } else { "s" },
         ws.name
     ));
     // Quarantine: each worktree moves into the workspace dir's `.trash` (one rename), so
@@ -163,123 +132,59 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| ws.name.clone());
-    let moves: Vec<Action> = targets
+    let moves = targets
         .iter()
-        .filter(|r| fsx::exists(&r.worktree_path))
-        .map(|r| Action::MoveDir {
-            from: r.worktree_path.clone(),
-            to: delete::trash_path_for(&ws.path, &format!("{base}.{}", r.repo_name)),
+        .map(|r| {
+            let to = trash::path_for(&ws.path, &format!("{base}.{}", r.repo_name));
+            (r.worktree_path.clone(), to)
         })
         .collect();
-    let trash: Vec<PathBuf> = moves
-        .iter()
-        .filter_map(|m| match m {
-            Action::MoveDir { to, .. } => Some(to.clone()),
-            _ => None,
-        })
-        .collect();
-    let moved = tx.run_all(moves, false);
     let mut after = ws.clone();
     after
         .repos
         .retain(|r| !targets.iter().any(|t| t.repo_name == r.repo_name));
-    // What completes the removal (git forgets the moved worktrees, then the branches grove
-    // created go) is decided now and recorded with the commit point, so that a process
-    // killed after it leaves a journal that finishes all of it.
-    let mut notes: Vec<(String, String)> = Vec::new();
-    let mut deletes = Vec::new();
-    let mut n_prunes = 0;
-    let committed = match moved.into_iter().find_map(Result::err) {
-        Some(e) => Err(e),
-        None => {
-            let mut then: Vec<Action> = targets
-                .iter()
-                .filter(|r| r.source_repo.is_dir())
-                .map(|r| Action::PruneWorktrees {
-                    repo: r.repo_name.clone(),
-                    source: r.source_repo.clone(),
-                })
-                .collect();
-            n_prunes = then.len();
-            for r in targets.iter().filter(|r| r.source_repo.is_dir()) {
-                match delete::branch_fate(r, opts.force) {
-                    Fate::Delete(tip) => deletes.push(Action::DeleteBranch {
-                        repo: r.repo_name.clone(),
-                        source: r.source_repo.clone(),
-                        branch: r.branch.clone(),
-                        tip,
-                    }),
-                    Fate::Keep(why) => notes.push((r.repo_name.clone(), why)),
-                    Fate::Gone => {}
-                }
-            }
-            then.extend(deletes.iter().cloned());
-            tx.commit_with(
-                Action::SetState {
-                    name: ws.name.clone(),
-                    before: Some(Box::new(ws.clone())),
-                    after: Some(Box::new(after)),
-                },
-                then,
-            )
-        }
+    let request = teardown::Request {
+        ws: &ws,
+        kind: Kind::RemoveRepo,
+        targets: &targets,
+        inspections: &inspections,
+        stray: &[],
+        moves,
+        after: Some(after),
+        force: opts.force,
     };
-    let planned = match committed {
-        Ok(p) => p,
-        Err(cause) => {
-            let id = tx.id().to_string();
-            let (_, clean) = tx.rollback();
+    let removed = match teardown::remove(ctx, locks, request) {
+        Ok(r) => r,
+        Err(teardown::Failure::Refused(e)) => return Err(e),
+        Err(failure) => {
+            let detail = match &failure {
+                teardown::Failure::Failed { cause, .. } => cause.message.clone(),
+                teardown::Failure::Refused(e) => e.message.clone(),
+            };
             for r in &targets {
                 report.repos.push(RepoResult {
                     repo: r.repo_name.clone(),
                     outcome: Outcome::Failed,
                     branch: r.branch.clone(),
                     path: r.worktree_path.clone(),
-                    detail: Some(cause.message.clone()),
+                    detail: Some(detail.clone()),
                 });
             }
             report
                 .repos
                 .sort_by_key(|r| names.iter().position(|n| *n == r.repo));
             report.count = report.repos.len();
-            report.failure = Some(if clean {
-                cause
-                    .context(format!(
-                        "cannot remove from workspace `{}`; nothing was changed",
-                        ws.name
-                    ))
-                    .with_details(json!({ "workspace": ws.name, "operation": id }))
-            } else {
-                let mut pending = tx::recovery_pending(&id, &ws.name, Kind::RemoveRepo);
-                pending.message = format!(
-                    "cannot remove from workspace `{}`: {}; restoring failed too",
-                    ws.name, cause.message
-                );
-                pending
-            });
+            report.failure = Some(failure.error(
+                &format!("remove from workspace `{}`", ws.name),
+                &ws.name,
+                Kind::RemoveRepo,
+            ));
             return Ok(report);
         }
     };
-
-    // Past the commit point: the repositories are gone from state. What is left completes
-    // the removal.
-    for (repo, why) in &notes {
-        report.warnings.push(format!("{repo}: {why}"));
-    }
-    delete::complete(
-        tx,
-        &ws.name,
-        &planned,
-        n_prunes,
-        deletes,
-        &mut notes,
-        &mut report.warnings,
-    )?;
-    for t in trash.iter().filter(|t| t.exists()) {
-        delete::unlink_in_background(ctx, t);
-    }
+    report.warnings.extend(removed.warnings);
     for r in &targets {
-        report.repos.push(RepoResult::removed(r, &notes));
+        report.repos.push(RepoResult::removed(r, &removed.notes));
     }
     // Keep the order the repositories were named in.
     report
@@ -287,6 +192,32 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
         .sort_by_key(|r| names.iter().position(|n| *n == r.repo));
     report.count = report.repos.len();
     Ok(report)
+}
+
+/// A worktree is removed only from inside its workspace's directory, which lies in a
+/// workspace directory: a path read from state is not trusted.
+fn check_inside(ctx: &Ctx<'_>, ws: &Workspace, r: &RepoEntry) -> Result<()> {
+    ctx.territory()
+        .check(&r.worktree_path, "remove the worktree")?;
+    let inside = crate::fsx::canonical_lenient(&r.worktree_path)
+        .zip(crate::fsx::canonical_lenient(&ws.path))
+        .is_some_and(|(wt, dir)| wt.starts_with(&dir) && wt != dir);
+    if inside {
+        Ok(())
+    } else {
+        Err(Error::new(
+            Code::CorruptState,
+            format!(
+                "refusing to remove `{}`: state records it as {}'s worktree in workspace `{}`, \
+                 but it is not inside the workspace's directory `{}`",
+                r.worktree_path.display(),
+                r.repo_name,
+                ws.name,
+                ws.path.display()
+            ),
+        )
+        .with_fix("Correct state.json by hand; grove removes only what lies in the workspace"))
+    }
 }
 
 /// The workspace, the repository names asked for, and those of them in the workspace —
@@ -366,16 +297,15 @@ fn describe(ws: &Workspace, names: &[String], targets: &[RepoEntry], force: bool
                 .detail(format!("not in workspace `{}`", ws.name)),
         );
     }
-    let inspections = parallel::map(targets, delete::inspect);
+    let inspections = teardown::inspect_all(targets);
     for (r, i) in targets.iter().zip(&inspections) {
-        delete::describe_worktree(r, &r.repo_name, i, &mut d);
-        let dirty = i.dirty();
+        teardown::describe_worktree(r, &r.repo_name, i, &mut d);
         if r.worktree_path.exists() {
             d.changes.push(
                 Change::new("move_to_trash")
                     .repo(&r.repo_name)
                     .path(&r.worktree_path)
-                    .destructive(dirty)
+                    .destructive(i.dirty())
                     .detail("the files are removed in the background"),
             );
         }
@@ -384,15 +314,8 @@ fn describe(ws: &Workspace, names: &[String], targets: &[RepoEntry], force: bool
         d.changes
             .push(Change::new("update_state_entry").detail(format!("workspace {}", ws.name)));
     }
-    for r in targets.iter().filter(|r| r.source_repo.is_dir()) {
-        d.changes.push(
-            Change::new("prune_worktrees")
-                .repo(&r.repo_name)
-                .path(&r.source_repo),
-        );
-    }
-    for r in targets.iter().filter(|r| r.source_repo.is_dir()) {
-        delete::describe_branch(r, &r.repo_name, force, &r.worktree_path, &mut d);
+    for r in targets {
+        teardown::describe_completion(r, &r.repo_name, force, &mut d);
     }
     d
 }

@@ -1,9 +1,10 @@
 //! `gw rename`: give a workspace a new name, moving its directory.
 //!
 //! The directory, git's worktree registrations and the state entry move together or not
-//! at all, in one transaction (`ops::tx`) holding the locks of both names: the directory
-//! is renamed, each source repository is told where its worktree went (`git worktree
-//! repair`), and the state entry is updated last. If any step fails, the steps already
+//! at all, in one transaction (`ops::tx`) holding the locks of both names, and of every
+//! source repository from the move until the repairs are done: the directory is renamed,
+//! each source repository is told where its worktree went (`git worktree repair`), and
+//! the state entry is updated last. If any step fails, the steps already
 //! taken are undone in reverse order (and a process killed half way leaves a journal that
 //! `gw doctor --fix` rolls back). `created_at` is kept.
 
@@ -116,6 +117,20 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
         let now = describe(&ws, &new_path, &warnings);
         plan::verify(PlanKind::Rename, expect, &inputs(&ws.name, to), &now)?;
     }
+    // The paths come from state: both ends must lie in a workspace directory.
+    ctx.territory().check(&ws.path, "move")?;
+    ctx.territory().check(&new_path, "move a workspace to")?;
+    // Between the move and the repairs, git's registrations point at a directory that is
+    // gone; no other gw may write these repositories meanwhile (grove never prunes other
+    // worktrees' registrations, but a `git worktree add` must not reuse theirs either).
+    let sources: Vec<&Path> = repairs
+        .iter()
+        .filter_map(|a| match a {
+            Action::RepairWorktrees { source, .. } => Some(source.as_path()),
+            _ => None,
+        })
+        .collect();
+    let _hold = tx::hold_repos(ctx, &sources)?;
     let mut tx = Tx::begin(ctx, locks, Kind::Rename, &ws.name, &[to.to_string()])?;
     ctx.events.progress(&format!(
         "moving `{}` to `{}`",

@@ -13,8 +13,18 @@ pub fn workspace<'s>(state: &'s State, name: Option<&str>, cwd: &Path) -> Result
     match name {
         Some(n) => by_name(state, n),
         None => state.containing(cwd).ok_or_else(|| {
-            Error::new(Code::WorkspaceNotFound, "not inside a workspace")
-                .with_fix("Provide a workspace name or cd into a workspace")
+            let e = if cwd.exists() {
+                Error::new(Code::WorkspaceNotFound, "not inside a workspace")
+            } else {
+                Error::new(
+                    Code::WorkspaceNotFound,
+                    format!(
+                        "not inside a workspace: the current directory `{}` no longer exists",
+                        cwd.display()
+                    ),
+                )
+            };
+            e.with_fix("Provide a workspace name or cd into a workspace")
                 .with_action(list_action())
         }),
     }

@@ -22,6 +22,7 @@ use crate::ops::tx;
 use crate::ops::{Ctx, Outcome, RepoResult, resolve};
 use crate::parallel;
 use crate::proc::shell_quote;
+use crate::state::journal::{Action, Journal, Kind};
 use crate::state::{RepoEntry, Workspace};
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -297,7 +298,7 @@ pub fn sync_repos(
         Some(locks)
     };
     let rebased = parallel::map_owned(stages, |stage| match stage {
-        Stage::Behind(b) => rebase(ctx, b),
+        Stage::Behind(b) => rebase(ctx, &ws.name, b),
         Stage::Done(out) => (out, None),
     });
     drop(locks);
@@ -398,7 +399,13 @@ pub fn report(ws: &Workspace, mut repos: Vec<RepoSync>, command: &str) -> SyncRe
             ));
         }
     }
-    let failure = failure(ws, &repos, command);
+    let failure = match crate::proc::signals::requested() {
+        Some(sig) => Some(crate::ops::tx::cancelled(
+            sig,
+            "(repositories not rebased yet were left as they were)",
+        )),
+        None => failure(ws, &repos, command),
+    };
     SyncReport {
         workspace: ws.name.clone(),
         path: ws.path.clone(),
@@ -503,7 +510,14 @@ fn inspect(ctx: &Ctx<'_>, r: &RepoEntry, fetch: bool) -> Stage {
     }
     if let Some(op) = &head.in_progress {
         out.actions.push(out.status_action());
-        return done(out, Outcome::Skipped, format!("a {op} is in progress"));
+        let wt = crate::proc::shell_quote(&out.result.path.to_string_lossy());
+        return done(
+            out,
+            Outcome::Skipped,
+            format!(
+                "a {op} is in progress: finish it (`git -C {wt} {op} --continue`) or undo it (`git -C {wt} {op} --abort`), then sync again"
+            ),
+        );
     }
     if head.detached {
         out.actions.push(out.status_action());
@@ -580,9 +594,28 @@ fn pre_sync(ctx: &Ctx<'_>, b: Behind, vars: &Vars) -> Stage {
     }
 }
 
+/// Starts the journal of one rebase; its children keep its lock while the guard lives.
+fn journal_rebase(
+    ctx: &Ctx<'_>,
+    workspace: &str,
+    repo: &str,
+    worktree: &std::path::Path,
+    onto: &str,
+) -> Result<(Journal, crate::proc::InheritGuard)> {
+    let mut journal = Journal::begin(&ctx.home, Kind::Sync, workspace, &[])?;
+    let inherit = crate::proc::inherit_lock(journal.lock())
+        .map_err(|e| Error::internal(format!("cannot share the journal's lock: {e}")))?;
+    journal.intend(vec![Action::Rebase {
+        repo: repo.to_string(),
+        path: worktree.to_path_buf(),
+        onto: onto.to_string(),
+    }])?;
+    Ok((journal, inherit))
+}
+
 /// Rebases a behind repository onto its base (under the workspace lock). Returns its
 /// outcome and, when it was rebased, its configuration (for `post_sync`).
-fn rebase(ctx: &Ctx<'_>, b: Behind) -> (RepoSync, Option<RepoConfig>) {
+fn rebase(ctx: &Ctx<'_>, workspace: &str, b: Behind) -> (RepoSync, Option<RepoConfig>) {
     let Behind {
         mut out,
         source,
@@ -592,10 +625,26 @@ fn rebase(ctx: &Ctx<'_>, b: Behind) -> (RepoSync, Option<RepoConfig>) {
     } = b;
     let name = out.result.repo.clone();
     let worktree = out.result.path.clone();
+    // A rebase is never cut short by Ctrl-C (it would be left in progress): one that has
+    // started finishes or is aborted; one that has not does not start.
+    let _defer = crate::proc::signals::enter(crate::proc::signals::Mode::Defer);
+    if let Some(sig) = crate::proc::signals::requested() {
+        let why = format!(
+            "not rebased: interrupted by {}",
+            crate::proc::signal_name(sig)
+        );
+        return (out.done(Outcome::Skipped, why), None);
+    }
     ctx.events.progress(&format!("rebasing {name} onto {base}"));
     // The rebase moves the branch ref (shared with the source repository): hold its lock.
     let lock = match tx::repo_lock(ctx, &source) {
         Ok(l) => l,
+        Err(e) => return (out.done(Outcome::Failed, e.message.clone()), None),
+    };
+    // Recorded, so that a sync killed half way leaves a journal from which `gw doctor --fix`
+    // aborts the rebase it left in progress (while it runs, git keeps the journal's lock).
+    let journal = match journal_rebase(ctx, workspace, &name, &worktree, &base) {
+        Ok(j) => j,
         Err(e) => return (out.done(Outcome::Failed, e.message.clone()), None),
     };
     let rebased = git::rebase(&worktree, &base);
@@ -607,6 +656,11 @@ fn rebase(ctx: &Ctx<'_>, b: Behind) -> (RepoSync, Option<RepoConfig>) {
         }
         other => other.map(|r| (r, None)),
     };
+    let left = matches!(rebased, Ok((_, Some(Err(_)))) | Err(_));
+    if !left {
+        let (journal, _inherit) = journal;
+        let _ = journal.finish();
+    }
     drop(lock);
     match rebased {
         Ok((Rebase::Done, _)) => {

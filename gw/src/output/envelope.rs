@@ -49,9 +49,9 @@ pub fn envelope_ok(
     result: super::Json,
     warnings: &[String],
     next_actions: &[NextAction],
-) -> Envelope {
-    let result = result.into_raw();
-    Envelope {
+) -> serde_json::Result<Envelope> {
+    let result = result.into_raw()?;
+    Ok(Envelope {
         ok: true,
         schema_version: SCHEMA_VERSION,
         result: Some(result),
@@ -59,7 +59,7 @@ pub fn envelope_ok(
         fix: None,
         warnings: warnings.to_vec(),
         next_actions: next_actions.to_vec(),
-    }
+    })
 }
 
 pub fn envelope_error(e: &Error) -> Envelope {

@@ -93,10 +93,8 @@ impl<'a> Json<'a> {
         Json(Box::new(Written(write)))
     }
 
-    pub fn into_raw(self) -> Box<serde_json::value::RawValue> {
-        self.0
-            .raw()
-            .expect("results serialise: every map key is a string")
+    pub fn into_raw(self) -> serde_json::Result<Box<serde_json::value::RawValue>> {
+        self.0.raw()
     }
 
     fn write(&self, w: &mut Out<'_>) -> io::Result<()> {
@@ -227,12 +225,20 @@ pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
             }
             let doc = match failure {
                 None => {
-                    let result = write_ok(p, &r.result(), &warnings, &r.next_actions());
+                    // Rendered whole before anything is written: a result that cannot be
+                    // shown (a path that is not UTF-8) is an error, not half a document.
+                    let result = match render_ok(&r.result(), &warnings, &r.next_actions()) {
+                        Ok(doc) => p.out().write_all(&doc),
+                        Err(e) => return emit_unlocked(p, &unshowable(&e)),
+                    };
                     return finish(p, result).unwrap_or(code);
                 }
                 Some(e) => {
                     let mut doc = envelope_error(e);
-                    doc.result = Some(r.result().into_raw());
+                    doc.result = match r.result().into_raw() {
+                        Ok(raw) => Some(raw),
+                        Err(e) => return emit_unlocked(p, &unshowable(&e.into())),
+                    };
                     doc.warnings = warnings;
                     // The error's actions first; the report's add what they lack.
                     for a in r.next_actions() {
@@ -359,15 +365,23 @@ fn write_json(p: &mut Printer, doc: &Envelope) -> io::Result<()> {
     w.flush()
 }
 
-/// Writes the envelope of a successful command, the result serialised straight into the
-/// output. Produces exactly what serialising [`envelope_ok`]'s [`Envelope`] would.
-fn write_ok(
-    p: &mut Printer,
+/// The error shown instead of a result that cannot be written as JSON.
+fn unshowable(e: &io::Error) -> Error {
+    Error::internal(format!("cannot show the result as JSON: {e}")).with_fix(
+        "A path grove would show is not valid UTF-8; JSON cannot carry it. Rename it, or use the text output",
+    )
+}
+
+/// Renders the envelope of a successful command, the result serialised straight into one
+/// buffer. Produces exactly what serialising [`envelope_ok`]'s [`Envelope`] would.
+fn render_ok(
     result: &Json<'_>,
     warnings: &[String],
     next_actions: &[NextAction],
-) -> io::Result<()> {
-    let mut w = io::BufWriter::with_capacity(64 * 1024, p.out());
+) -> io::Result<Vec<u8>> {
+    let mut doc = Vec::with_capacity(64 * 1024);
+    let mut sink: &mut dyn Write = &mut doc;
+    let mut w = io::BufWriter::with_capacity(64 * 1024, &mut sink as &mut dyn Write);
     write!(
         w,
         "{{\"ok\":true,\"schemaVersion\":{SCHEMA_VERSION},\"result\":"
@@ -380,7 +394,9 @@ fn write_ok(
     w.write_all(b",\"next_actions\":")?;
     serde_json::to_writer(&mut w, next_actions).map_err(io::Error::from)?;
     w.write_all(b"}\n")?;
-    w.flush()
+    w.flush()?;
+    drop(w);
+    Ok(doc)
 }
 
 /// Flushes the output. Output that could not be written (a full disk) is a failure: the
@@ -406,7 +422,7 @@ pub fn emit_help(p: &mut Printer, text: &str) -> u8 {
             let help = Json::of(render::Help {
                 help: text.to_string(),
             });
-            write_ok(p, &help, &[], &[])
+            render_ok(&help, &[], &[]).and_then(|doc| p.out().write_all(&doc))
         }
         Mode::Text => p.raw(text),
     };
@@ -443,18 +459,14 @@ pub fn emit_clap_error(p: &mut Printer, e: &clap::Error, program: &str) -> u8 {
 mod tests {
     use super::*;
 
-    /// Writes into a buffer shared with the test.
-    #[derive(Clone, Default)]
-    struct Buf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-    impl Write for Buf {
-        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
+    #[test]
+    fn a_result_that_cannot_be_json_is_an_error_not_half_a_document() {
+        use std::os::unix::ffi::OsStrExt;
+        let bad = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(b"/tmp/\xff"));
+        let result = serde_json::json!({"name": "x"});
+        assert!(render_ok(&Json::of(&result), &[], &[]).is_ok());
+        let e = render_ok(&Json::of(&bad), &[], &[]).unwrap_err();
+        assert!(unshowable(&e).message.contains("UTF-8"), "{e}");
     }
 
     #[test]
@@ -465,12 +477,9 @@ mod tests {
             &["gw", "list", "--format", "json"],
         )];
         for warnings in [vec![], vec!["careful\nnow".to_string()]] {
-            let out = Buf::default();
-            let mut p =
-                Printer::capture(Mode::Json, Box::new(out.clone()), Box::new(Buf::default()));
-            write_ok(&mut p, &Json::of(&result), &warnings, &actions).unwrap();
-            let streamed = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
-            let doc = envelope_ok(Json::of(&result), &warnings, &actions);
+            let rendered = render_ok(&Json::of(&result), &warnings, &actions).unwrap();
+            let streamed = String::from_utf8(rendered).unwrap();
+            let doc = envelope_ok(Json::of(&result), &warnings, &actions).unwrap();
             let expected = format!("{}\n", serde_json::to_string(&doc).unwrap());
             assert_eq!(streamed, expected);
         }

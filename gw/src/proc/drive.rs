@@ -28,7 +28,7 @@ impl Cmd {
         on_line: &mut dyn FnMut(Stream, &str),
     ) -> Result<Status, Error> {
         let mut child = self.spawn()?;
-        let _tracked = signals::track(child.id());
+        let _tracked = signals::track(child.id(), !self.finish);
         let target = Target {
             pid: Pid::from_raw(child.id() as i32),
         };

@@ -6,10 +6,11 @@
 //!
 //! Every child grove waits for is the leader of a process group of its own, so a Ctrl-C
 //! at the terminal (or a signal to grove's group) reaches grove alone, which decides what
-//! happens to its children ([`signals`]); on Linux each also gets SIGTERM when grove dies,
-//! however it dies. While an operation runs, its journal's lock is every child's stdin
-//! ([`inherit_lock`]): the lock, and so the operation, stays held while anything the
-//! operation started is still at work, even after grove itself was killed.
+//! happens to its children ([`signals`]). On Linux each but git also gets SIGTERM when
+//! grove dies, however it dies; git finishes what it started (see [`Cmd::git`]). While an
+//! operation runs, every child keeps its journal's lock open ([`inherit_lock`]): the lock,
+//! and so the operation, stays held while anything the operation started is still at
+//! work, even after grove itself was killed.
 //!
 //! Several long-running children (`gw run`) share one [`Stop`]: SIGINT, SIGTERM or a
 //! deadline turns into a stop request, and each child supervised with it
@@ -45,6 +46,11 @@ pub struct Cmd {
     cwd: PathBuf,
     envs: Vec<(OsString, OsString)>,
     timeout: Option<Duration>,
+    /// Once started, let it finish even when grove dies or is told to stop: git. A git
+    /// command ended half way by a signal leaves its lock files (`config.lock`,
+    /// `packed-refs.new`, …: 2 of 300 `git branch -D` given SIGTERM did), which block the
+    /// repository until someone removes them; one that finishes leaves nothing.
+    finish: bool,
 }
 
 /// How a process ended.
@@ -152,12 +158,14 @@ impl Cmd {
             cwd: cwd.to_path_buf(),
             envs: Vec::new(),
             timeout: None,
+            finish: false,
         }
     }
 
     /// `git` with prompts disabled, so it fails instead of waiting for a password.
     pub fn git(cwd: &Path) -> Cmd {
         let mut cmd = Cmd::new("git", cwd);
+        cmd.finish = true;
         cmd.env("GIT_TERMINAL_PROMPT", "0");
         if let Some(ssh) = defaults().ssh_command.as_deref() {
             cmd.env("GIT_SSH_COMMAND", ssh);
@@ -242,13 +250,13 @@ impl Cmd {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        let lock = inherited()
-            .last()
-            .map(File::try_clone)
-            .transpose()
+        let locks = inherited()
+            .iter()
+            .map(|(_, f)| f.try_clone())
+            .collect::<io::Result<Vec<File>>>()
             .map_err(|e| self.spawn_error(e))?;
-        in_child(&mut c, lock.as_ref());
-        // `lock` stays open in grove until the child has its own copy.
+        in_child(&mut c, &locks, !self.finish);
+        // `locks` stay open in grove until the child has its own copies.
         c.spawn().map_err(|e| self.spawn_error(e))
     }
 
@@ -266,7 +274,7 @@ impl Cmd {
             return self.stream(&mut |_, _| {});
         }
         let child = self.spawn()?;
-        let _tracked = signals::track(child.id());
+        let _tracked = signals::track(child.id(), !self.finish);
         let out = child.wait_with_output().map_err(|e| self.spawn_error(e))?;
         Ok(Output {
             status: Status::from_exit(out.status),
@@ -360,52 +368,57 @@ impl Cmd {
 /// journal lock), and so do their own children, which inherit it. A file lock belongs to
 /// the open file, not to a process, so it stays held while anything the operation started
 /// is still at work, and the operation is not taken for interrupted — even after grove
-/// itself was killed. Guards nest; the newest wins.
+/// itself was killed. While several are held (rebases of `gw sync` side by side), children
+/// keep them all: an operation then counts as running a little longer, never shorter.
 pub fn inherit_lock(lock: &File) -> io::Result<InheritGuard> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
     let dup = lock.try_clone()?;
-    inherited().push(dup);
-    Ok(InheritGuard(()))
+    inherited().push((id, dup));
+    Ok(InheritGuard(id))
 }
 
 /// Ends what [`inherit_lock`] started when dropped.
 #[must_use]
-pub struct InheritGuard(());
+pub struct InheritGuard(u64);
 
 impl Drop for InheritGuard {
     fn drop(&mut self) {
-        inherited().pop();
+        inherited().retain(|(id, _)| *id != self.0);
     }
 }
 
-fn inherited() -> std::sync::MutexGuard<'static, Vec<File>> {
-    static INHERITED: Mutex<Vec<File>> = Mutex::new(Vec::new());
+fn inherited() -> std::sync::MutexGuard<'static, Vec<(u64, File)>> {
+    static INHERITED: Mutex<Vec<(u64, File)>> = Mutex::new(Vec::new());
     INHERITED.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// What the child does between fork and exec: keep `lock` open across exec (std opens
-/// every file close-on-exec), and on Linux ask for SIGTERM when grove dies.
+/// What the child does between fork and exec: keep `locks` open across exec (std opens
+/// every file close-on-exec), and — `die_with_grove`, on Linux — ask for SIGTERM when
+/// grove dies.
 ///
 /// The parent-death signal comes when the thread that started the child ends — grove's
-/// thread waiting for it, so in practice when grove dies, however it dies; SIGTERM lets git
-/// remove its own lock files. Elsewhere children outlive a killed grove; the lock they hold
-/// still tells recovery they are at work.
+/// thread waiting for it, so in practice when grove dies, however it dies. Git is not
+/// given one (see [`Cmd::git`]): it finishes, holding `lock`, which tells recovery it is
+/// still at work.
 #[allow(unsafe_code)]
-fn in_child(c: &mut Command, lock: Option<&File>) {
+fn in_child(c: &mut Command, locks: &[File], die_with_grove: bool) {
     use std::os::fd::{AsRawFd, BorrowedFd};
-    let lock = lock.map(AsRawFd::as_raw_fd);
+    let locks: Vec<i32> = locks.iter().map(AsRawFd::as_raw_fd).collect();
     #[cfg(target_os = "linux")]
     let parent = rustix::process::getpid();
-    // SAFETY: the closure runs in the child between fork and exec. It allocates nothing,
-    // takes no lock and only makes system calls (fcntl, prctl, getppid, kill), which are
-    // async-signal-safe. `lock` is a descriptor the parent keeps open until `spawn`
-    // returns, so it is open in the child.
+    // SAFETY: the closure runs in the child between fork and exec. It allocates nothing
+    // (`locks` was built before), takes no lock and only makes system calls (fcntl, prctl,
+    // getppid, kill), which are async-signal-safe. Each of `locks` is a descriptor the
+    // parent keeps open until `spawn` returns, so it is open in the child.
     unsafe {
         c.pre_exec(move || {
-            if let Some(fd) = lock {
+            for &fd in &locks {
                 rustix::io::fcntl_setfd(BorrowedFd::borrow_raw(fd), rustix::io::FdFlags::empty())?;
             }
             #[cfg(target_os = "linux")]
-            {
+            if die_with_grove {
                 use rustix::process::{Signal, getpid, getppid, kill_process};
                 rustix::process::set_parent_process_death_signal(Some(Signal::TERM))?;
                 // grove died before the signal was armed: act as if it had fired.

@@ -3,12 +3,12 @@
 //! `gw` installs one watcher ([`install`]) before it runs a command. What a signal then
 //! does depends on the [`Mode`] the command is in:
 //!
-//! - [`Mode::Exit`] (the default: nothing is half-done): grove's children get SIGTERM and
-//!   the process ends at once with `CANCELLED`, reported by the function given to
-//!   [`install`] (the output layer's).
+//! - [`Mode::Exit`] (the default: nothing is half-done): grove's children get SIGTERM (but
+//!   git, which finishes what it started) and the process ends at once with `CANCELLED`,
+//!   reported by the function given to [`install`] (the output layer's).
 //! - [`Mode::Interrupt`] (a transaction changing things): the request is recorded and the
-//!   children get SIGTERM, so the step running fails soon; the operation sees
-//!   [`requested`], rolls back, and reports `CANCELLED`.
+//!   children get SIGTERM (but git: the step running finishes); the operation sees
+//!   [`requested`], starts no further step, rolls back, and reports `CANCELLED`.
 //! - [`Mode::Defer`] (undoing, or finishing past a commit point, or a rebase that must not
 //!   be cut short): the request is only recorded; the operation finishes what it is doing.
 //! - [`Mode::Delegate`] (`gw run`): a [`super::Stop`] handles the signals itself.
@@ -115,9 +115,12 @@ fn children() -> std::sync::MutexGuard<'static, Vec<u32>> {
     CHILDREN.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Lists a running child (a process-group leader) until the guard is dropped.
-pub(super) fn track(pid: u32) -> Tracked {
-    children().push(pid);
+/// Lists a running child (a process-group leader) until the guard is dropped; only one
+/// that may be stopped half way (`terminate`: hooks, not git) is ever signalled.
+pub(super) fn track(pid: u32, terminate: bool) -> Tracked {
+    if terminate {
+        children().push(pid);
+    }
     Tracked(pid)
 }
 
@@ -132,8 +135,8 @@ impl Drop for Tracked {
     }
 }
 
-/// SIGTERM to the process group of every running child: git removes its own lock files
-/// and stops.
+/// SIGTERM to the process group of every running child that may be stopped half way
+/// (hooks and commands, never git, which finishes its step).
 fn terminate_children() {
     for pid in children().iter() {
         if let Some(pid) = rustix::process::Pid::from_raw(*pid as i32) {

@@ -20,6 +20,7 @@ pub const VERSION: u32 = 1;
 
 /// What kind of command wrote the journal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Create,
@@ -28,6 +29,7 @@ pub enum Kind {
     RemoveRepo,
     Rename,
     Reset,
+    Sync,
 }
 
 impl Kind {
@@ -39,6 +41,7 @@ impl Kind {
             Kind::RemoveRepo => "remove_repo",
             Kind::Rename => "rename",
             Kind::Reset => "reset",
+            Kind::Sync => "sync",
         }
     }
 }
@@ -90,9 +93,17 @@ pub enum Action {
     },
     /// A rename of a directory (a workspace into `.trash/`, or to its new name).
     MoveDir { from: PathBuf, to: PathBuf },
-    /// `git worktree prune` in `source` after `paths` moved away (not undoable; only done
-    /// after the commit point).
+    /// `git worktree prune` in `source`: every registration whose directory is gone. Only
+    /// in journals of earlier versions (now [`Action::RemoveRegistration`] removes exactly
+    /// grove's own); recovery still finishes it.
     PruneWorktrees { repo: String, source: PathBuf },
+    /// Removes `source`'s registration of the worktree that was at `path` (as git recorded
+    /// it), after the directory moved away. Not undoable; only done after the commit point.
+    RemoveRegistration {
+        repo: String,
+        source: PathBuf,
+        path: PathBuf,
+    },
     /// `git worktree repair` of `paths` in `source` after they moved.
     RepairWorktrees {
         repo: String,
@@ -115,6 +126,13 @@ pub enum Action {
         from_oid: String,
         to: String,
     },
+    /// `git rebase onto` in the worktree at `path` (by `gw sync`): recorded, not carried
+    /// out by recovery, which aborts it when it was left in progress.
+    Rebase {
+        repo: String,
+        path: PathBuf,
+        onto: String,
+    },
     /// The state entry `name` goes from `before` to `after` (`None`: absent). This is the
     /// commit point of every operation.
     SetState {
@@ -130,9 +148,11 @@ impl Action {
         match self {
             Action::AddWorktree { repo, .. }
             | Action::PruneWorktrees { repo, .. }
+            | Action::RemoveRegistration { repo, .. }
             | Action::RepairWorktrees { repo, .. }
             | Action::DeleteBranch { repo, .. }
-            | Action::SwitchBranch { repo, .. } => Some(repo),
+            | Action::SwitchBranch { repo, .. }
+            | Action::Rebase { repo, .. } => Some(repo),
             Action::CreateDir { .. } | Action::MoveDir { .. } | Action::SetState { .. } => None,
         }
     }
@@ -150,6 +170,9 @@ impl Action {
             Action::PruneWorktrees { repo, .. } => {
                 format!("prune stale worktree registrations of {repo}")
             }
+            Action::RemoveRegistration { repo, path, .. } => {
+                format!("remove {repo}'s registration of {}", path.display())
+            }
             Action::RepairWorktrees { repo, .. } => {
                 format!("repair worktree registrations of {repo}")
             }
@@ -157,6 +180,7 @@ impl Action {
                 repo, branch, tip, ..
             } => format!("delete branch {branch} of {repo} (at {tip})"),
             Action::SwitchBranch { repo, to, .. } => format!("switch {repo} to {to}"),
+            Action::Rebase { repo, onto, .. } => format!("rebase {repo} onto {onto}"),
             Action::SetState { name, after, .. } => match after {
                 Some(_) => format!("record workspace {name}"),
                 None => format!("drop workspace {name} from state"),
@@ -196,6 +220,7 @@ pub struct Step {
 
 /// Where the operation as a whole is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// Changing things; a failure rolls back.
@@ -236,12 +261,12 @@ pub enum Error {
 pub struct Journal {
     dir: PathBuf,
     pub record: Record,
-    _lock: File,
+    lock: File,
     writes: u32,
 }
 
 fn dir(home: &GroveHome) -> PathBuf {
-    home.root().join("operations")
+    home.operations()
 }
 
 fn new_id(kind: Kind, workspace: &str) -> String {
@@ -305,7 +330,7 @@ impl Journal {
                 phase: Phase::Running,
                 steps: Vec::new(),
             },
-            _lock: lock,
+            lock,
             writes: 0,
         };
         journal.write()?;
@@ -316,6 +341,11 @@ impl Journal {
         &self.record.id
     }
 
+    /// The lock this process holds while the operation runs.
+    pub fn lock(&self) -> &File {
+        &self.lock
+    }
+
     fn path(&self) -> PathBuf {
         self.dir.join(format!("{}.json", self.record.id))
     }
@@ -323,7 +353,7 @@ impl Journal {
     /// Writes the record durably.
     pub fn write(&mut self) -> Result<(), Error> {
         self.record.updated_at = crate::time::now_utc();
-        let text = serde_json::to_string_pretty(&self.record).expect("journal records serialise");
+        let text = serialise(&self.path(), &self.record)?;
         fsx::write_atomic(&self.path(), text.as_bytes())?;
         self.writes += 1;
         crash_point(self.writes);
@@ -392,16 +422,42 @@ pub fn scan(home: &GroveHome, take_locks: bool) -> Result<Vec<Found>, Error> {
     paths.sort();
     let mut out = Vec::new();
     for path in paths {
-        let record = match fsx::read_optional(&path)? {
+        let mut record = match fsx::read_optional(&path)? {
             None => continue,
             Some(text) => parse(&path, &text),
         };
+        // The lock is opened, never created: an operation that finished meanwhile has
+        // removed it, and must not be taken for an interrupted one.
         let lock_path = path.with_extension("lock");
-        let (interrupted, lock) = match fsx::open_lock_file(&lock_path) {
+        let (interrupted, lock) = match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&lock_path)
+        {
             Ok(f) => match f.try_lock() {
-                Ok(()) => (true, if take_locks { Some(f) } else { None }),
+                Ok(()) => {
+                    // Its process is gone. What it wrote last is what counts: read it
+                    // again, now that nobody can write it any more.
+                    match fsx::read_optional(&path)? {
+                        None => continue,
+                        Some(text) => record = parse(&path, &text),
+                    }
+                    (true, if take_locks { Some(f) } else { None })
+                }
                 Err(_) => (false, None),
             },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if !fsx::exists(&path) {
+                    continue;
+                }
+                // A journal without its lock file (removed by hand): nobody holds it. To
+                // recover it, take a new one.
+                let taken = take_locks
+                    .then(|| fsx::open_lock_file(&lock_path).ok())
+                    .flatten()
+                    .filter(|f| f.try_lock().is_ok());
+                (true, taken)
+            }
             Err(_) => (true, None),
         };
         out.push(Found {
@@ -434,9 +490,21 @@ fn parse(path: &Path, text: &str) -> Result<Record, String> {
 
 /// Rewrites a recovered journal (durably).
 pub fn rewrite(path: &Path, record: &Record) -> Result<(), Error> {
-    let text = serde_json::to_string_pretty(record).expect("journal records serialise");
+    let text = serialise(path, record)?;
     fsx::write_atomic(path, text.as_bytes())?;
     Ok(())
+}
+
+/// A record as JSON; a path that is not UTF-8 cannot be written (nothing grove makes has
+/// one: its paths come from configuration and names, which are text).
+fn serialise(path: &Path, record: &Record) -> Result<String, Error> {
+    serde_json::to_string_pretty(record).map_err(|e| {
+        Error::Io(fsx::Error::new(
+            "write",
+            path,
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
+        ))
+    })
 }
 
 /// Removes a recovered journal and its lock file.
@@ -446,25 +514,21 @@ pub fn remove(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// Crash testing: with `GW_CRASH_AFTER_JOURNAL_WRITES=N` in a debug build, the process
-/// kills itself with SIGKILL right after its Nth journal write. Release builds ignore it.
-#[cfg(debug_assertions)]
+/// Crash testing: after its `n`th journal write the process kills itself with SIGKILL
+/// (`GW_CRASH_AFTER_JOURNAL_WRITES=N`, read by `Env` and set here once at start-up). In
+/// every build, so that the crash tests run against the binary that ships.
+pub fn crash_after_writes(n: Option<u32>) {
+    let _ = CRASH_AFTER.set(n);
+}
+
+static CRASH_AFTER: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+
 fn crash_point(writes: u32) {
-    static AT: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
-    #[allow(clippy::disallowed_methods)]
-    let at = AT.get_or_init(|| {
-        std::env::var("GW_CRASH_AFTER_JOURNAL_WRITES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-    });
-    if *at == Some(writes) {
+    if CRASH_AFTER.get().copied().flatten() == Some(writes) {
         let _ =
             rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
     }
 }
-
-#[cfg(not(debug_assertions))]
-fn crash_point(_: u32) {}
 
 #[cfg(test)]
 mod tests {

@@ -1,5 +1,6 @@
 //! One function per command: arguments → options → one operation → a report.
 
+pub mod bug_report;
 pub mod cleanup;
 pub mod daily;
 pub mod plan;
@@ -43,7 +44,7 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
         Command::Completions(a) => setup::completions(a),
         Command::Schema(a) => setup::schema(a),
         Command::Run(a) => run::run(ctx, a),
-        Command::UnlinkTrash(a) => setup::unlink_trash(a),
+        Command::UnlinkTrash(a) => setup::unlink_trash(ctx, a),
         Command::Sync(a) => daily::sync(ctx, a),
         Command::Reset(a) => daily::reset(ctx, a),
         Command::AddRepo(a) => daily::add_repo(ctx, a, ui),
@@ -52,6 +53,7 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
         Command::Prune(a) => cleanup::prune(ctx, a),
         Command::Doctor(a) => cleanup::doctor(ctx, a),
         Command::Plugin(a) => plugin::plugin(ctx, a),
+        Command::BugReport(a) => bug_report::bug_report(ctx, a, ui),
         Command::External(args) => plugin::external(ctx, args, ui),
     }
 }

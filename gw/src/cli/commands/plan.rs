@@ -5,19 +5,16 @@
 //! saved `gw plan` envelope), and runs the command from the plan's recorded inputs with the
 //! plan as its expectation: it executes only if nothing the plan depends on has changed.
 
-use std::io::Read;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use serde::de::DeserializeOwned;
 
 use super::cleanup::PruneArgs;
 use super::daily::{self, AddRepoArgs, RemoveRepoArgs, RenameArgs, ResetArgs, SyncArgs};
 use super::workspace::{self, CreateArgs, DeleteArgs};
 use crate::cli::{CmdResult, Out, Ui};
-use crate::error::{Code, Error};
+use crate::error::Error;
 use crate::fsx;
-use crate::ops::plan::{self, PlanDoc, PlanKind};
 use crate::ops::prune::PruneOptions;
 use crate::ops::{self, Ctx};
 
@@ -106,101 +103,22 @@ pub struct ApplyArgs {
 }
 
 pub fn apply(ctx: &Ctx<'_>, a: ApplyArgs) -> CmdResult {
-    let text = if a.plan == "-" {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).map_err(|e| {
-            Error::new(
-                Code::PlanInvalid,
-                format!("cannot read the plan from stdin: {e}"),
-            )
-        })?;
-        s
+    use ops::apply::{Applied, PlanSource};
+    let path = ctx.env.resolve_path(std::path::Path::new(&a.plan));
+    let source = if a.plan == "-" {
+        PlanSource::Stdin
     } else {
-        fsx::read(&ctx.env.resolve_path(std::path::Path::new(&a.plan)))
-            .map_err(|e| Error::new(Code::PlanInvalid, format!("cannot read the plan: {e}")))?
+        PlanSource::File(&path)
     };
-    let doc = plan::parse(&text)?;
-    let expect = Some(doc.expect());
-    let out = match doc.kind {
-        PlanKind::Create => {
-            let mut o: ops::create::CreateOptions = inputs(&doc)?;
-            o.expect = expect;
-            Out::new(ops::create::create(ctx, o).map_err(no_longer_applies)?)
-        }
-        PlanKind::Delete => {
-            let mut o: ops::delete::DeleteOptions = inputs(&doc)?;
-            o.expect = expect;
-            Out::new(ops::delete::delete(ctx, o).map_err(no_longer_applies)?)
-        }
-        PlanKind::AddRepo => {
-            let mut o: ops::add_repo::AddRepoOptions = inputs(&doc)?;
-            o.expect = expect;
-            Out::new(ops::add_repo::add_repo(ctx, o).map_err(no_longer_applies)?)
-        }
-        PlanKind::RemoveRepo => {
-            let mut o: ops::remove_repo::RemoveRepoOptions = inputs(&doc)?;
-            o.expect = expect;
-            Out::new(ops::remove_repo::remove_repo(ctx, o).map_err(no_longer_applies)?)
-        }
-        PlanKind::Rename => {
-            let mut o: ops::rename::RenameOptions = inputs(&doc)?;
-            o.expect = expect;
-            Out::new(ops::rename::rename(ctx, o).map_err(no_longer_applies)?)
-        }
-        PlanKind::Reset => {
-            let mut o: ops::reset::ResetOptions = inputs(&doc)?;
-            o.expect = expect;
-            Out::new(ops::reset::reset(ctx, o).map_err(no_longer_applies)?)
-        }
-        PlanKind::Sync => {
-            let mut o: ops::sync::SyncOptions = inputs(&doc)?;
-            o.expect = expect;
-            Out::new(ops::sync::sync(ctx, o).map_err(no_longer_applies)?)
-        }
-        PlanKind::Prune => {
-            let mut o: PruneOptions = inputs(&doc)?;
-            o.expect = expect;
-            Out::new(ops::prune::prune(ctx, o).map_err(no_longer_applies)?)
-        }
-    };
-    Ok(out)
-}
-
-fn inputs<T: DeserializeOwned>(doc: &PlanDoc) -> Result<T, Error> {
-    serde_json::from_value(doc.inputs.clone()).map_err(|e| {
-        Error::new(
-            Code::PlanInvalid,
-            format!(
-                "the plan's inputs are not valid for `{}`: {e}",
-                doc.kind.command()
-            ),
-        )
+    let doc = ops::apply::read(source)?;
+    Ok(match ops::apply::apply(ctx, &doc)? {
+        Applied::Create(r) => Out::new(r),
+        Applied::Delete(r) => Out::new(r),
+        Applied::AddRepo(r) => Out::new(r),
+        Applied::RemoveRepo(r) => Out::new(r),
+        Applied::Rename(r) => Out::new(r),
+        Applied::Reset(r) => Out::new(r),
+        Applied::Sync(r) => Out::new(r),
+        Applied::Prune(r) => Out::new(r),
     })
-}
-
-/// A plan was valid when it was made; a conflict or a missing workspace now means the world
-/// moved on since.
-fn no_longer_applies(e: Error) -> Error {
-    match e.code {
-        Code::WorkspaceExists
-        | Code::WorkspaceNotFound
-        | Code::WorktreeExists
-        | Code::WorktreeDirty
-        | Code::BranchConflict
-        | Code::RepoNotFound
-        | Code::PresetNotFound
-        | Code::NoWorkspaces => {
-            let cause = e.code;
-            let message = format!(
-                "the plan no longer applies, so it was not applied: {}",
-                e.message
-            );
-            let mut changed = Error::new(Code::StateChanged, message)
-                .with_fix("Make a new plan, review it, and apply that one")
-                .with_details(serde_json::json!({ "cause": cause, "details": e.details.clone() }));
-            changed.next_actions = e.next_actions.clone();
-            changed
-        }
-        _ => e,
-    }
 }

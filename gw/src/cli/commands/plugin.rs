@@ -1,5 +1,5 @@
-//! Plugins: `gw plugin list|remove|install`, and running `gw-<name>` for an unknown
-//! command.
+//! Plugins: `gw plugin list|remove|install|upgrade|search`, and running `gw-<name>` for an
+//! unknown command.
 
 use std::ffi::OsString;
 
@@ -24,8 +24,26 @@ pub enum PluginCommand {
     /// Remove an installed plugin
     #[command(visible_aliases = ["rm", "uninstall"])]
     Remove(PluginRemoveArgs),
-    /// Install a plugin from a file, an http(s) URL, or a GitHub OWNER/REPO release
+    /// Install a plugin from a file, an http(s) URL, a GitHub OWNER/REPO release, or by its registry name
     Install(PluginInstallArgs),
+    /// Install plugins again from where they were installed from (all, or the one named)
+    Upgrade(PluginUpgradeArgs),
+    /// Search the plugin registry shipped with gw (offline)
+    Search(PluginSearchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PluginUpgradeArgs {
+    /// The plugin to upgrade (default: every installed plugin with a recorded source)
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PluginSearchArgs {
+    /// Text to look for in names, repositories and descriptions (default: list them all)
+    pub term: Option<String>,
+    #[command(flatten)]
+    pub data: DataArgs,
 }
 
 #[derive(Debug, Args)]
@@ -36,7 +54,7 @@ pub struct PluginRemoveArgs {
 
 #[derive(Debug, Args)]
 pub struct PluginInstallArgs {
-    /// A local executable or tarball, an http(s) URL of one, or OWNER/REPO on GitHub
+    /// A local executable or tarball (path or file:// URL), an http(s) URL of one, OWNER/REPO on GitHub, or a name from `gw plugin search`
     pub source: String,
     /// The plugin name (default: from the file name, `gw-<name>`)
     #[arg(long)]
@@ -54,6 +72,11 @@ pub fn plugin(ctx: &Ctx<'_>, a: PluginArgs) -> CmdResult {
                 name: i.name,
             },
         )?)),
+        PluginCommand::Upgrade(u) => Ok(Out::new(ops::plugin::upgrade(ctx, u.name.as_deref())?)),
+        PluginCommand::Search(q) => Ok(Out::with_data(
+            ops::plugin::search(ctx, q.term.as_deref())?,
+            q.data.format(),
+        )),
     }
 }
 

@@ -179,8 +179,8 @@ pub struct UnlinkTrashArgs {
     pub path: PathBuf,
 }
 
-pub fn unlink_trash(a: UnlinkTrashArgs) -> CmdResult {
-    Ok(Out::new(ops::delete::unlink_trash(&a.path)?))
+pub fn unlink_trash(ctx: &Ctx<'_>, a: UnlinkTrashArgs) -> CmdResult {
+    Ok(Out::new(ops::trash::unlink(ctx, &a.path)?))
 }
 
 #[derive(Debug, Args)]

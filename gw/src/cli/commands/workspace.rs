@@ -21,12 +21,14 @@ pub struct CreateArgs {
     #[arg(short, long)]
     pub branch: Option<String>,
     /// Repositories, comma-separated: names or git URLs (URLs are cloned into the first repo dir)
-    #[arg(short, long, value_delimiter = ',', conflicts_with_all = ["preset", "all", "file"])]
+    #[arg(short, long, value_delimiter = ',', conflicts_with_all = ["preset", "all"])]
     pub repos: Vec<String>,
     /// A blueprint file naming the repositories (and optionally per-repo base branch and
     /// track mode, a default name and source fields)
-    #[arg(short = 'f', long, value_name = "FILE", conflicts_with_all = ["preset", "all"])]
-    pub file: Option<std::path::PathBuf>,
+    // The value is optional for clap so that the Go grove's `-f` (its `--force`) reaches
+    // `blueprint_path`, which explains the change; conflicts are checked there too.
+    #[arg(short = 'f', long, value_name = "FILE", num_args = 0..=1)]
+    pub file: Option<Option<std::path::PathBuf>>,
     /// Use the repositories of a preset
     #[arg(short, long, conflicts_with = "all")]
     pub preset: Option<String>,
@@ -140,8 +142,15 @@ pub fn create_options(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> Result<CreateOpti
         None if ui.interactive => pick::text("Branch", a.name.as_deref().unwrap_or(""))?,
         None => return Err(missing("a branch", "--branch/-b")),
     };
-    let selection = if let Some(f) = a.file {
-        Selection::Blueprint(ops::blueprint::load(&ctx.env.resolve_path(&f))?)
+    let file = a.file.map(|f| blueprint_path(ctx, f)).transpose()?;
+    if file.is_some() && (!a.repos.is_empty() || a.preset.is_some() || a.all) {
+        return Err(Error::usage(
+            "--file/-f names the repositories itself; it cannot be used with --repos, --preset or --all",
+        )
+        .with_fix("Pass either a blueprint file or a repository selection"));
+    }
+    let selection = if let Some(f) = file {
+        Selection::Blueprint(ops::blueprint::load(&f)?)
     } else if let Some(p) = a.preset {
         Selection::Preset(p)
     } else if a.all {
@@ -180,6 +189,35 @@ pub fn create_options(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> Result<CreateOpti
         force: a.force,
         expect: None,
     })
+}
+
+/// The blueprint file of `-f`/`--file`. The Go grove's `gw create … -f` meant `--force`, so a
+/// bare `-f`, or one followed by something that is not a file, is a `USAGE` error saying so.
+fn blueprint_path(
+    ctx: &Ctx<'_>,
+    f: Option<std::path::PathBuf>,
+) -> Result<std::path::PathBuf, Error> {
+    let fix = "On `gw create`, `-f` is `--file` (a blueprint). To skip the `--replace` confirmation, as the Go grove's `-f` did, pass `--force`; for a blueprint, pass `-f FILE` with an existing file";
+    let Some(f) = f else {
+        return Err(Error::usage("-f/--file needs a blueprint file")
+            .with_fix(fix)
+            .with_details(serde_json::json!({ "flag": "-f", "value": null })));
+    };
+    let path = ctx.env.resolve_path(&f);
+    if !path.is_file() {
+        return Err(Error::usage(format!(
+            "-f/--file `{}`: {}",
+            f.display(),
+            if path.exists() {
+                "not a file"
+            } else {
+                "no such file"
+            }
+        ))
+        .with_fix(fix)
+        .with_details(serde_json::json!({ "flag": "-f", "value": f })));
+    }
+    Ok(path)
 }
 
 pub fn create(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> CmdResult {

@@ -1,6 +1,7 @@
 //! How each report looks: the envelope `result`, human text, and the Go grove's bare data
 //! shapes for `-o`/`--json`. One file per group of commands; shared helpers here.
 
+mod bug_report;
 mod cleanup;
 mod daily;
 mod plugin;

@@ -1,4 +1,4 @@
-//! Rendering of `gw plugin list|install|remove`.
+//! Rendering of `gw plugin list|install|remove|upgrade|search`.
 
 use std::io;
 
@@ -6,7 +6,11 @@ use serde_json::{Value, json};
 
 use super::{json_line, json_pretty, lines, path_str, value};
 use crate::action::NextAction;
-use crate::ops::plugin::{Origin, PluginListReport, PluginOutcome, PluginReport};
+use crate::error::Error;
+use crate::ops::plugin::{
+    Origin, PluginListReport, PluginOutcome, PluginReport, PluginSearchReport, PluginUpgradeReport,
+    UpgradeOutcome,
+};
 use crate::output::{DataFormat, Json, Printer, Render, Role};
 
 impl Render for PluginListReport {
@@ -75,5 +79,98 @@ impl Render for PluginReport {
     }
     fn next_actions(&self) -> Vec<NextAction> {
         PluginReport::next_actions(self)
+    }
+}
+
+impl Render for PluginUpgradeReport {
+    fn result(&self) -> Json<'_> {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        if self.plugins.is_empty() {
+            return p.message(Role::Plain, "No plugins are installed");
+        }
+        for u in &self.plugins {
+            let (role, what) = match u.outcome {
+                UpgradeOutcome::Upgraded => (Role::Success, "upgraded"),
+                UpgradeOutcome::UpToDate => (Role::Success, "up to date"),
+                UpgradeOutcome::Skipped => (Role::Warning, "skipped"),
+                UpgradeOutcome::Failed => (Role::Error, "failed"),
+            };
+            let mut line = format!("{}: {what}", u.name);
+            if let Some(s) = &u.source {
+                line.push_str(&format!(" (from {s})"));
+            }
+            if let Some(d) = &u.detail {
+                line.push_str(&format!(": {d}"));
+            }
+            if u.outcome == UpgradeOutcome::Failed {
+                // The failure itself is shown once, after the per-plugin lines.
+                p.message(Role::Plain, &format!("  {line}"))?;
+            } else {
+                p.message(role, &line)?;
+            }
+        }
+        Ok(())
+    }
+    fn failure(&self) -> Option<&Error> {
+        self.failure.as_ref()
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        vec![NextAction::read(
+            "List plugins",
+            &["gw", "plugin", "list", "--format", "json"],
+        )]
+    }
+}
+
+impl Render for PluginSearchReport {
+    fn result(&self) -> Json<'_> {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        if self.plugins.is_empty() {
+            return p.message(
+                Role::Plain,
+                &format!(
+                    "No plugin in the registry matches `{}`; `gw plugin search` lists them all",
+                    self.term.as_deref().unwrap_or("")
+                ),
+            );
+        }
+        let rows: Vec<Vec<String>> = self
+            .plugins
+            .iter()
+            .map(|h| {
+                vec![
+                    p.paint(Role::Name, h.name),
+                    h.repo.to_string(),
+                    h.description.to_string(),
+                    if h.installed {
+                        "yes".into()
+                    } else {
+                        "no".into()
+                    },
+                ]
+            })
+            .collect();
+        p.table(&["Name", "Repo", "Description", "Installed"], &rows)
+    }
+    fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
+        // The Go grove's shape: `[{name, repo, description}]`.
+        let bare: Vec<Value> = self
+            .plugins
+            .iter()
+            .map(|h| json!({ "name": h.name, "repo": h.repo, "description": h.description }))
+            .collect();
+        Some(match f {
+            DataFormat::Json => json_pretty(p, &bare),
+            DataFormat::Jsonl => bare.iter().try_for_each(|v| json_line(p, v)),
+            DataFormat::Name => lines(p, self.plugins.iter().map(|h| h.name)),
+            _ => return None,
+        })
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        PluginSearchReport::next_actions(self)
     }
 }

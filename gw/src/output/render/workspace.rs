@@ -624,7 +624,7 @@ impl Render for CloseReport {
     }
 }
 
-impl Render for crate::ops::delete::UnlinkReport {
+impl Render for crate::ops::trash::UnlinkReport {
     fn result(&self) -> Json<'_> {
         value(self)
     }

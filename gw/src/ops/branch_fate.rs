@@ -1,0 +1,139 @@
+//! The one rule for what happens to a workspace's branch when its worktree goes — used by
+//! the plans of `gw delete` and `gw remove-repo` and by their execution alike, so what
+//! `gw apply` does is what the plan showed.
+//!
+//! A branch goes only when grove created it (not `preserve_branch`), no other worktree has
+//! it checked out, and — unless forced — its commits exist on another branch or a remote.
+//! When that cannot be told, it is kept.
+
+use crate::fsx;
+use crate::git;
+use crate::ops::plan::{Change, Described, Fact};
+use crate::state::RepoEntry;
+
+/// What happens to the branch of a worktree that goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fate {
+    /// Delete it; it points at `tip`. `unique`: its commits found on no other branch or
+    /// remote (lost by deleting it, which only `--force` does); `None` when they could not
+    /// be counted (only with `--force`).
+    Delete { tip: String, unique: Option<usize> },
+    /// Keep it, for this reason.
+    Keep(String),
+    /// It existed before the workspace: never grove's to delete.
+    Preserved,
+    /// It does not exist (any more).
+    Gone,
+}
+
+impl Fate {
+    /// Deleting loses commits (or may: they could not be counted).
+    pub fn destructive(&self) -> bool {
+        matches!(self, Fate::Delete { unique, .. } if *unique != Some(0))
+    }
+}
+
+/// The fate of `r`'s branch when its worktree (at `r.worktree_path`, which does not count
+/// as "checked out elsewhere") goes.
+pub fn fate(r: &RepoEntry, force: bool) -> Fate {
+    if r.preserve_branch {
+        return Fate::Preserved;
+    }
+    let branch = &r.branch;
+    let repo = match git::Repo::open(&r.source_repo) {
+        Ok(repo) => repo,
+        Err(e) => return Fate::Keep(format!("kept branch {branch}: {e}")),
+    };
+    let Some(tip) = repo.local_branch(branch) else {
+        return Fate::Gone;
+    };
+    let own = fsx::canonical(&r.worktree_path);
+    match repo.worktrees() {
+        Ok(wts) => {
+            if let Some(wt) = wts.iter().find(|w| {
+                w.branch.as_deref() == Some(branch.as_str())
+                    && !w.prunable
+                    && w.path != r.worktree_path
+                    && fsx::canonical(&w.path) != own
+            }) {
+                return Fate::Keep(format!(
+                    "kept branch {branch}: it is checked out at {}",
+                    wt.path.display()
+                ));
+            }
+        }
+        Err(e) => {
+            return Fate::Keep(format!(
+                "kept branch {branch}: cannot tell where it is checked out: {e}"
+            ));
+        }
+    }
+    match repo.unique_commits(branch) {
+        Ok(0) => Fate::Delete {
+            tip,
+            unique: Some(0),
+        },
+        Ok(n) if force => Fate::Delete {
+            tip,
+            unique: Some(n),
+        },
+        Ok(n) => Fate::Keep(format!(
+            "kept branch {branch}: {n} commit{} only on it (delete with `git -C {} branch -D {branch}`)",
+            if n == 1 { " exists" } else { "s exist" },
+            crate::proc::shell_quote(&r.source_repo.to_string_lossy()),
+        )),
+        Err(_) if force => Fate::Delete { tip, unique: None },
+        Err(e) => Fate::Keep(format!(
+            "kept branch {branch}: cannot tell whether it holds commits found nowhere else: {e}"
+        )),
+    }
+}
+
+/// The plan's view of `fate`: the branch's tip as a fact, and the change (`delete_branch`,
+/// destructive when commits are lost, or `keep_branch` and why), with a warning for lost
+/// commits.
+pub fn describe(r: &RepoEntry, label: &str, fate: &Fate, d: &mut Described) {
+    let tip = match fate {
+        Fate::Delete { tip, .. } => Some(tip.clone()),
+        Fate::Gone => None,
+        Fate::Keep(_) | Fate::Preserved => git::Repo::open(&r.source_repo)
+            .ok()
+            .and_then(|g| g.local_branch(&r.branch)),
+    };
+    d.facts.push(Fact::new(
+        Some(label),
+        format!("branch {}", r.branch),
+        tip.unwrap_or_else(|| "absent".into()),
+    ));
+    let keep = |why: &str| {
+        Change::new("keep_branch")
+            .repo(label)
+            .branch(&r.branch)
+            .detail(why)
+    };
+    match fate {
+        Fate::Gone => {}
+        Fate::Preserved => d.changes.push(keep("it existed before the workspace")),
+        Fate::Keep(why) => d.changes.push(keep(why)),
+        Fate::Delete { tip, unique } => {
+            match unique {
+                Some(0) => {}
+                Some(n) => d.warnings.push(format!(
+                    "{label}: {n} commit(s) that exist only on {} would be lost",
+                    r.branch
+                )),
+                None => d.warnings.push(format!(
+                    "{label}: {} is deleted although its commits could not be checked for ones found nowhere else",
+                    r.branch
+                )),
+            }
+            d.changes.push(
+                Change::new("delete_branch")
+                    .repo(label)
+                    .branch(&r.branch)
+                    .destructive(fate.destructive())
+                    .detail(format!("at {}", tip.get(..7).unwrap_or(tip))),
+            );
+        }
+    }
+}

@@ -1,0 +1,460 @@
+//! Taking worktrees away: the one path `gw delete` and `gw remove-repo` (and `gw prune`,
+//! through delete) follow, and the one their plans describe.
+//!
+//! 1. [`inspect`] every worktree that goes: uncommitted changes, files outside any
+//!    worktree, what is ignored. The command refuses lost work unless forced.
+//! 2. [`run_hooks`]: `pre_delete` and each repository's `teardown`, outside every lock (a
+//!    hook may call gw).
+//! 3. [`remove`], under the workspace's lock: the workspace must be the one inspected, and —
+//!    unless forced — nothing may have appeared since (a hook, or a person, writing into a
+//!    worktree): that is `STATE_CHANGED`, and nothing is touched. Every path must lie in a
+//!    workspace directory.
+//! 4. In one transaction, quarantine (a rename into `.trash`), then commit the state change
+//!    together with what completes it: removing exactly these worktrees' registrations
+//!    (never `git worktree prune`, which would drop another process's worktree in the middle
+//!    of a move), and deleting the branches [`branch_fate`] lets go. Carry those out; the
+//!    bytes are removed in the background.
+
+use std::path::PathBuf;
+
+use crate::config::{Hook, HookKind, RepoConfig};
+use crate::error::{Code, Error, Result};
+use crate::fsx;
+use crate::git;
+use crate::ops::branch_fate::{self, Fate};
+use crate::ops::hooks::{self, Vars};
+use crate::ops::plan::{Change, Described, Fact};
+use crate::ops::tx::{self, Locks, Tx};
+use crate::ops::{Ctx, resolve, trash};
+use crate::parallel;
+use crate::state::journal::{Action, Kind};
+use crate::state::{RepoEntry, Workspace};
+
+/// What a worktree held when it was looked at, before anything was removed.
+#[derive(Debug, Clone)]
+pub struct Inspection {
+    pub exists: bool,
+    pub source_exists: bool,
+    /// `git status --short` lines; `None` when the worktree could not be read (`error`).
+    pub changes: Option<Vec<String>>,
+    /// Ignored files and directories (`node_modules/`, `.env`): removed with the worktree.
+    pub ignored: Vec<String>,
+    pub error: Option<String>,
+}
+
+impl Inspection {
+    /// Uncommitted changes were found.
+    pub fn dirty(&self) -> bool {
+        self.changes.as_ref().is_some_and(|c| !c.is_empty())
+    }
+}
+
+/// Looks at the worktree of `r`.
+pub fn inspect(r: &RepoEntry) -> Inspection {
+    let exists = r.worktree_path.is_dir();
+    let source_exists = r.source_repo.is_dir();
+    let mut i = Inspection {
+        exists,
+        source_exists,
+        changes: None,
+        ignored: Vec::new(),
+        error: None,
+    };
+    if exists {
+        match git::Repo::open(&r.worktree_path).and_then(|repo| repo.changes_and_ignored()) {
+            Ok((c, ignored)) => {
+                i.changes = Some(c.lines);
+                i.ignored = ignored;
+            }
+            Err(e) => i.error = Some(e.to_string()),
+        }
+    }
+    i
+}
+
+/// Inspects every one of `repos`, in parallel.
+pub fn inspect_all(repos: &[RepoEntry]) -> Vec<Inspection> {
+    parallel::map(repos, inspect)
+}
+
+/// Entries of the workspace directory that belong to no worktree.
+pub fn stray_files(ws: &Workspace) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(&ws.path) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| !ws.repos.iter().any(|r| r.worktree_path == e.path()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The plan's view of a worktree that goes: its HEAD, branch, uncommitted changes and
+/// ignored files as facts (and warnings), and its teardown commands.
+pub fn describe_worktree(r: &RepoEntry, label: &str, i: &Inspection, d: &mut Described) {
+    let (head, live) = match git::Repo::open(&r.worktree_path).and_then(|g| g.head()) {
+        Ok(h) => (
+            h.oid.unwrap_or_default(),
+            h.branch.unwrap_or_else(|| "(detached)".into()),
+        ),
+        Err(_) => ("missing".into(), "missing".into()),
+    };
+    d.facts.push(Fact::new(Some(label), "head", head));
+    d.facts.push(Fact::new(Some(label), "checked_out", live));
+    let changes = i.changes.clone().unwrap_or_default();
+    let listed = if changes.is_empty() {
+        "(none)".to_string()
+    } else {
+        changes.join("\n")
+    };
+    d.facts.push(Fact::new(Some(label), "changes", listed));
+    if !changes.is_empty() {
+        d.warnings.push(format!(
+            "{label}: {} uncommitted change{} would be destroyed: {}",
+            changes.len(),
+            if changes.len() == 1 { "" } else { "s" },
+            changes.join(", ")
+        ));
+    }
+    if !i.ignored.is_empty() {
+        d.warnings.push(format!(
+            "{label}: ignored files are removed with the worktree: {}",
+            i.ignored.join(", ")
+        ));
+    }
+    if i.exists && i.source_exists {
+        for cmd in teardown_commands(r) {
+            d.changes.push(
+                Change::new("run_teardown_hook")
+                    .repo(label)
+                    .path(&r.worktree_path)
+                    .detail(cmd),
+            );
+        }
+    }
+}
+
+/// The plan's view of what completes the removal of `r`'s worktree: its registration goes,
+/// and its branch meets its [`branch_fate`].
+pub fn describe_completion(r: &RepoEntry, label: &str, force: bool, d: &mut Described) {
+    if !r.source_repo.is_dir() {
+        return;
+    }
+    d.changes.push(
+        Change::new("remove_registration")
+            .repo(label)
+            .path(&r.worktree_path),
+    );
+    branch_fate::describe(r, label, &branch_fate::fate(r, force), d);
+}
+
+fn teardown_commands(r: &RepoEntry) -> Vec<String> {
+    RepoConfig::load(&r.source_repo)
+        .map(|c| c.teardown)
+        .unwrap_or_default()
+}
+
+/// Runs `pre_delete` (when given) and the `teardown` commands of `targets` whose worktree
+/// and source still exist. Returns warnings; a `pre_delete` that fails with
+/// `on_failure = "abort"` is an error.
+pub fn run_hooks(
+    ctx: &Ctx<'_>,
+    ws: &Workspace,
+    targets: &[RepoEntry],
+    pre_delete: Option<&Hook>,
+) -> Result<Vec<String>> {
+    let vars = Vars::of(ws);
+    let mut warnings = Vec::new();
+    if pre_delete.is_some() {
+        warnings.extend(hooks::run_global(
+            ctx,
+            pre_delete,
+            HookKind::PreDelete,
+            &vars,
+            &ws.path,
+        )?);
+    }
+    for r in targets {
+        if !r.worktree_path.is_dir() || !r.source_repo.is_dir() {
+            continue;
+        }
+        let teardown = teardown_commands(r);
+        if let Err(f) =
+            hooks::run_repo_commands(ctx, &r.repo_name, &teardown, &r.worktree_path, &vars, false)
+        {
+            warnings.push(format!("{}: teardown failed: {}", r.repo_name, f.summary()));
+        }
+    }
+    Ok(warnings)
+}
+
+/// A removal, as decided before its hooks ran.
+pub struct Request<'a> {
+    /// The workspace as inspected.
+    pub ws: &'a Workspace,
+    pub kind: Kind,
+    /// The worktrees that go, and what was seen in them.
+    pub targets: &'a [RepoEntry],
+    pub inspections: &'a [Inspection],
+    /// Files outside any worktree that were seen (a whole workspace goes).
+    pub stray: &'a [String],
+    /// What is quarantined: (from, to).
+    pub moves: Vec<(PathBuf, PathBuf)>,
+    /// The state entry afterwards; `None` drops it.
+    pub after: Option<Workspace>,
+    pub force: bool,
+}
+
+/// What a removal that went through left: per repository, what it kept and why (`notes`),
+/// and warnings.
+#[derive(Debug, Default)]
+pub struct Removed {
+    pub notes: Vec<(String, String)>,
+    pub warnings: Vec<String>,
+}
+
+/// Why a removal did not go through.
+pub enum Failure {
+    /// Refused before anything changed.
+    Refused(Error),
+    /// Failed before its commit point and was rolled back (`clean`), or rolling back failed
+    /// too and its journal `id` awaits recovery.
+    Failed {
+        cause: Error,
+        id: String,
+        clean: bool,
+    },
+}
+
+impl Failure {
+    /// The error to show: `what` failed ("delete workspace `x`"), and whether anything is
+    /// left to recover.
+    pub fn error(self, what: &str, ws: &str, kind: Kind) -> Error {
+        match self {
+            Failure::Refused(e) => e,
+            Failure::Failed { cause, clean, .. } if clean => {
+                cause.context(format!("cannot {what}; nothing was changed"))
+            }
+            Failure::Failed { cause, id, .. } => {
+                let mut pending = tx::recovery_pending(&id, ws, kind);
+                pending.message = format!("cannot {what}: {}; restoring failed too", cause.message);
+                pending
+            }
+        }
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        Failure::Refused(e)
+    }
+}
+
+/// Step 3 and 4: checks again under `locks` (the workspace's), quarantines, commits, and
+/// completes the removal.
+pub fn remove(ctx: &Ctx<'_>, locks: Locks, req: Request<'_>) -> Result<Removed, Failure> {
+    let ws = req.ws;
+    // The hooks ran without the lock; make sure they left the workspace that was checked.
+    match ctx.state()?.find(&ws.name) {
+        Some(now) if now == ws => {}
+        None => return Err(resolve::not_found(&ws.name).into()),
+        Some(_) => return Err(changed(ws, &["its state entry changed".into()]).into()),
+    }
+    if !req.force {
+        recheck(&req)?;
+    }
+    let territory = ctx.territory();
+    for (from, to) in req.moves.iter().filter(|(from, _)| fsx::exists(from)) {
+        territory.check(from, "delete")?;
+        territory.check(to, "move into the trash")?;
+    }
+    // The registrations to remove once the directories are gone, as git recorded them.
+    let registrations = registrations(ctx, req.targets);
+    for (from, _) in &req.moves {
+        // A process inside a directory it is about to move would lose its working directory.
+        fsx::step_out_of(from);
+    }
+    let mut tx = Tx::begin(ctx, locks, req.kind, &ws.name, &[])?;
+    let moves: Vec<Action> = req
+        .moves
+        .iter()
+        .filter(|(from, _)| fsx::exists(from))
+        .map(|(from, to)| Action::MoveDir {
+            from: from.clone(),
+            to: to.clone(),
+        })
+        .collect();
+    let moved = tx.run_all(moves, false);
+    // What completes the removal is decided now and recorded with the commit point, so that
+    // a process killed after it leaves a journal that finishes all of it.
+    let mut removed = Removed::default();
+    let mut deletes = Vec::new();
+    for r in req.targets.iter().filter(|r| r.source_repo.is_dir()) {
+        match branch_fate::fate(r, req.force) {
+            Fate::Delete { tip, .. } => deletes.push(Action::DeleteBranch {
+                repo: r.repo_name.clone(),
+                source: r.source_repo.clone(),
+                branch: r.branch.clone(),
+                tip,
+            }),
+            Fate::Keep(why) => {
+                removed.warnings.push(format!("{}: {why}", r.repo_name));
+                removed.notes.push((r.repo_name.clone(), why));
+            }
+            Fate::Preserved | Fate::Gone => {}
+        }
+    }
+    let n_registrations = registrations.len();
+    let committed = match moved.into_iter().find_map(Result::err) {
+        Some(e) => Err(e),
+        None => tx.commit_with(
+            Action::SetState {
+                name: ws.name.clone(),
+                before: Some(Box::new(ws.clone())),
+                after: req.after.clone().map(Box::new),
+            },
+            registrations
+                .into_iter()
+                .chain(deletes.iter().cloned())
+                .collect(),
+        ),
+    };
+    let planned = match committed {
+        Ok(p) => p,
+        Err(cause) => {
+            let id = tx.id().to_string();
+            let (_, clean) = tx.rollback();
+            return Err(Failure::Failed { cause, id, clean });
+        }
+    };
+    // Past the commit point: the state no longer has them. What is left completes it.
+    complete(
+        tx,
+        &ws.name,
+        &planned,
+        n_registrations,
+        deletes,
+        &mut removed,
+    );
+    for (_, to) in &req.moves {
+        if to.exists() {
+            trash::unlink_in_background(ctx, to);
+        }
+    }
+    Ok(removed)
+}
+
+/// Without `--force`: what the worktrees (and the workspace directory) hold now must be
+/// what was inspected before the hooks ran; anything new is `STATE_CHANGED`.
+fn recheck(req: &Request<'_>) -> Result<()> {
+    let now = inspect_all(req.targets);
+    let mut appeared = Vec::new();
+    for ((r, before), now) in req.targets.iter().zip(req.inspections).zip(&now) {
+        let old = before.changes.as_deref().unwrap_or_default();
+        match (&now.changes, &now.error) {
+            (_, Some(e)) if before.error.is_none() => {
+                appeared.push(format!("{}: cannot be read any more: {e}", r.repo_name));
+            }
+            (Some(lines), _) => appeared.extend(
+                lines
+                    .iter()
+                    .filter(|l| !old.contains(l))
+                    .map(|l| format!("{}: {l}", r.repo_name)),
+            ),
+            _ => {}
+        }
+    }
+    if req.after.is_none() {
+        appeared.extend(
+            stray_files(req.ws)
+                .into_iter()
+                .filter(|s| !req.stray.contains(s))
+                .map(|s| format!("new file outside any worktree: {s}")),
+        );
+    }
+    if appeared.is_empty() {
+        Ok(())
+    } else {
+        Err(changed(req.ws, &appeared))
+    }
+}
+
+fn changed(ws: &Workspace, what: &[String]) -> Error {
+    Error::new(
+        Code::StateChanged,
+        format!(
+            "workspace `{}` changed while it was being checked (its hooks were running): {}",
+            ws.name,
+            what.join("; ")
+        ),
+    )
+    .with_fix("Look at it again (`gw status`), then retry; nothing was removed")
+    .with_details(serde_json::json!({ "workspace": ws.name, "changed": what }))
+}
+
+/// One `RemoveRegistration` per target whose source has its worktree registered, with the
+/// path as git recorded it (it may differ from state's by symlinks), found while the
+/// directory is still there. Only inside a workspace directory: a registration elsewhere
+/// is not grove's to remove.
+fn registrations(ctx: &Ctx<'_>, targets: &[RepoEntry]) -> Vec<Action> {
+    let territory = ctx.territory();
+    let found = parallel::map(targets, |r| {
+        if !r.source_repo.is_dir() || territory.check(&r.worktree_path, "").is_err() {
+            return None;
+        }
+        let want = fsx::canonical(&r.worktree_path);
+        let wts = git::Repo::open(&r.source_repo)
+            .and_then(|g| g.worktrees())
+            .ok()?;
+        wts.into_iter()
+            .find(|w| !w.is_main && (w.path == r.worktree_path || fsx::canonical(&w.path) == want))
+            .map(|w| Action::RemoveRegistration {
+                repo: r.repo_name.clone(),
+                source: r.source_repo.clone(),
+                path: w.path,
+            })
+    });
+    found.into_iter().flatten().collect()
+}
+
+/// Past the commit point: removes the planned registrations (the first `n_registrations`
+/// of `planned`), then deletes the branches (`deletes`, the rest), and finishes the
+/// journal — or leaves it for `gw doctor --fix` when anything failed. A branch that could
+/// not be deleted becomes a note and a warning.
+fn complete(
+    mut tx: Tx<'_, '_>,
+    workspace: &str,
+    planned: &[usize],
+    n_registrations: usize,
+    deletes: Vec<Action>,
+    removed: &mut Removed,
+) {
+    let (registration_steps, delete_steps) = planned.split_at(n_registrations);
+    let mut complete = true;
+    for r in tx.run_planned(registration_steps, true) {
+        if let Err(e) = r {
+            complete = false;
+            removed.warnings.push(e.message.clone());
+        }
+    }
+    for (action, result) in deletes.into_iter().zip(tx.run_planned(delete_steps, true)) {
+        if let (Action::DeleteBranch { repo, branch, .. }, Err(e)) = (action, result) {
+            complete = false;
+            let why = format!("could not delete branch {branch}: {}", e.message);
+            removed.warnings.push(format!("{repo}: {why}"));
+            removed.notes.push((repo, why));
+        }
+    }
+    if complete {
+        if let Err(e) = tx.finish() {
+            removed.warnings.push(e.message.clone());
+        }
+    } else {
+        let id = tx.abandon();
+        removed.warnings.push(format!(
+            "some cleanup of `{workspace}` is left for `gw doctor --fix` (operation {id})"
+        ));
+    }
+}

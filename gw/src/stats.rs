@@ -1,0 +1,145 @@
+//! `<grove dir>/stats.json`: the Go grove's append-only usage events, which plugins read.
+//!
+//! A JSON array of `{event: "workspace_created"|"workspace_deleted", timestamp,
+//! workspace_name, branch, repo_names, repo_count}`, `timestamp` in local wall-clock time
+//! like `created_at` (`2026-05-01T09:30:12.123456`). Events already in the file, and fields
+//! grove does not know, are kept as they are.
+//!
+//! Recording is best effort, as in the Go grove: a file that cannot be read, parsed, locked
+//! or written is left alone and the command goes on. A file that is not a JSON array is never
+//! overwritten.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::fsx;
+use crate::home::GroveHome;
+use crate::lock;
+use crate::state::Workspace;
+
+/// How long to wait for another process recording an event.
+const LOCK_WAIT: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    WorkspaceCreated,
+    WorkspaceDeleted,
+}
+
+impl Event {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Event::WorkspaceCreated => "workspace_created",
+            Event::WorkspaceDeleted => "workspace_deleted",
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct Record<'a> {
+    event: &'static str,
+    timestamp: String,
+    workspace_name: &'a str,
+    branch: &'a str,
+    repo_names: Vec<&'a str>,
+    repo_count: usize,
+}
+
+/// Appends `event` for `ws` to `stats.json`; never fails.
+pub fn record(home: &GroveHome, event: Event, ws: &Workspace) {
+    let _ = try_record(home, event, ws);
+}
+
+fn try_record(home: &GroveHome, event: Event, ws: &Workspace) -> Result<(), String> {
+    let path = home.stats();
+    if !fsx::is_dir(home.root()) {
+        return Err("no grove directory".into());
+    }
+    let _lock = lock::acquire(&home.root().join("locks").join("stats.lock"), LOCK_WAIT)
+        .map_err(|e| e.to_string())?;
+    let mut events: Vec<Value> = match fsx::read_optional(&path).map_err(|e| e.to_string())? {
+        None => Vec::new(),
+        Some(text) if text.trim().is_empty() => Vec::new(),
+        Some(text) => match serde_json::from_str(&text) {
+            Ok(Value::Array(a)) => a,
+            // Not ours to repair.
+            _ => return Err(format!("{} is not a JSON array", path.display())),
+        },
+    };
+    let record = Record {
+        event: event.as_str(),
+        timestamp: crate::time::now_local(),
+        workspace_name: &ws.name,
+        branch: &ws.branch,
+        repo_names: ws.repos.iter().map(|r| r.repo_name.as_str()).collect(),
+        repo_count: ws.repos.len(),
+    };
+    events.push(serde_json::to_value(record).map_err(|e| e.to_string())?);
+    let mut text = serde_json::to_string_pretty(&events).map_err(|e| e.to_string())?;
+    text.push('\n');
+    fsx::write_atomic(&path, text.as_bytes()).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)]
+mod tests {
+    use super::*;
+
+    /// A workspace as `state.json` records it.
+    fn ws(name: &str, repos: &[&str]) -> Workspace {
+        let repos: Vec<serde_json::Value> = repos
+            .iter()
+            .map(|r| serde_json::json!({"repo_name": r, "source_repo": format!("/src/{r}"), "worktree_path": format!("/w/{name}/{r}"), "branch": format!("feat/{name}")}))
+            .collect();
+        let text = serde_json::json!([{"name": name, "path": format!("/w/{name}"), "branch": format!("feat/{name}"), "created_at": "", "repos": repos}]);
+        crate::state::State::parse(&text.to_string())
+            .unwrap()
+            .workspaces
+            .remove(0)
+    }
+
+    #[test]
+    fn appends_events_keeping_what_was_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = GroveHome::new(dir.path());
+        let old = r#"[{"event":"workspace_created","timestamp":"2025-01-02T03:04:05.123+01:00","workspace_name":"go","branch":"go","repo_names":["a"],"repo_count":1,"extra":true}]"#;
+        std::fs::write(home.stats(), old).unwrap();
+        record(&home, Event::WorkspaceCreated, &ws("x", &["api", "web"]));
+        record(&home, Event::WorkspaceDeleted, &ws("x", &["api", "web"]));
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(home.stats()).unwrap()).unwrap();
+        let a = v.as_array().unwrap();
+        assert_eq!(a.len(), 3);
+        assert_eq!(a[0], serde_json::from_str::<Value>(old).unwrap()[0]);
+        assert_eq!(a[1]["event"], "workspace_created");
+        assert_eq!(a[2]["event"], "workspace_deleted");
+        assert_eq!(a[2]["workspace_name"], "x");
+        assert_eq!(a[2]["branch"], "feat/x");
+        assert_eq!(a[2]["repo_names"], serde_json::json!(["api", "web"]));
+        assert_eq!(a[2]["repo_count"], 2);
+        let ts = a[1]["timestamp"].as_str().unwrap();
+        assert!(
+            crate::time::parse_created_at(ts).is_some(),
+            "the Go layout: {ts}"
+        );
+        assert_eq!(ts.len(), "2026-05-01T09:30:12.123456".len(), "{ts}");
+    }
+
+    #[test]
+    fn a_file_that_is_not_an_array_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = GroveHome::new(dir.path());
+        std::fs::write(home.stats(), "{\"not\": \"ours\"}").unwrap();
+        record(&home, Event::WorkspaceCreated, &ws("x", &["api"]));
+        assert_eq!(
+            std::fs::read_to_string(home.stats()).unwrap(),
+            "{\"not\": \"ours\"}"
+        );
+        // A grove directory that does not exist: nothing is created, nothing fails.
+        let gone = GroveHome::new(dir.path().join("missing"));
+        record(&gone, Event::WorkspaceCreated, &ws("x", &["api"]));
+        assert!(!dir.path().join("missing").exists());
+    }
+}
