@@ -16,6 +16,9 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+pub mod audit;
+pub mod chaos;
+
 /// The `gw` binary under test.
 pub fn gw_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
@@ -82,6 +85,8 @@ pub struct TestEnv {
     /// Bare repositories the sources clone from.
     pub origins: PathBuf,
     extra_env: Vec<(String, String)>,
+    /// The `gw` to run instead of [`gw_bin`] (see [`TestEnv::with_bin`]).
+    bin: Option<PathBuf>,
 }
 
 impl Default for TestEnv {
@@ -107,19 +112,43 @@ impl TestEnv {
             .tempdir()
             .expect("temp dir");
         let root = tmp.path().canonicalize().expect("canonical temp dir");
+        TestEnv::rooted(root, Some(tmp))
+    }
+
+    fn rooted(root: PathBuf, tmp: Option<tempfile::TempDir>) -> TestEnv {
         let env = TestEnv {
             home: root.join("home"),
             grove_home: root.join("home/.grove"),
             repos: root.join("repos"),
             origins: root.join("origins"),
             root,
-            tmp: Some(tmp),
+            tmp,
             extra_env: Vec::new(),
+            bin: None,
         };
         for d in [&env.home, &env.repos, &env.origins, &env.root.join("tmp")] {
             std::fs::create_dir_all(d).expect("create test dirs");
         }
         env
+    }
+
+    /// An environment rooted at `root` (created when missing, never removed by this value):
+    /// for a world rebuilt at the same absolute path again and again, as the chaos suites
+    /// do, so that the paths recorded inside it stay true.
+    pub fn at(root: &Path) -> TestEnv {
+        std::fs::create_dir_all(root).expect("create the root");
+        TestEnv::rooted(root.canonicalize().expect("canonical root"), None)
+    }
+
+    /// Runs `bin` as `gw` (instead of `$GW_BIN` or the debug build).
+    pub fn with_bin(mut self, bin: &Path) -> TestEnv {
+        self.bin = Some(bin.to_path_buf());
+        self
+    }
+
+    /// The `gw` this environment runs.
+    pub fn bin(&self) -> &Path {
+        self.bin.as_deref().unwrap_or_else(|| gw_bin())
     }
 
     /// A new environment with `names` as repositories (each with an origin) and grove
@@ -173,7 +202,7 @@ impl TestEnv {
 
     /// A `gw` command with the hermetic environment, run from the test root.
     pub fn gw_cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(gw_bin());
+        let mut cmd = Command::new(self.bin());
         self.hermetic(&mut cmd);
         cmd.args(args).current_dir(&self.root).stdin(Stdio::null());
         cmd
@@ -282,7 +311,7 @@ impl TestEnv {
     pub fn shell(&self, shell: &str, cwd: &Path, script: &str) -> Run {
         let mut cmd = Command::new(shell);
         self.hermetic(&mut cmd);
-        let bin_dir = gw_bin().parent().expect("bin dir");
+        let bin_dir = self.bin().parent().expect("bin dir");
         let path = format!(
             "{}:{}",
             bin_dir.display(),
@@ -326,8 +355,20 @@ impl TestEnv {
     /// Creates `repos/<name>`, a clone of a new bare `origins/<name>.git` with one commit
     /// on `main` pushed (so `origin/main` and `origin/HEAD` exist).
     pub fn repo(&self, name: &str) -> PathBuf {
-        let origin = self.origins.join(format!("{name}.git"));
+        self.origin(name);
         let path = self.repos.join(name);
+        self.git(&self.repos, &["clone", "-q", &self.url(name), name]);
+        std::fs::write(path.join("README.md"), format!("# {name}\n")).unwrap();
+        self.git(&path, &["add", "."]);
+        self.git(&path, &["commit", "-q", "-m", "initial"]);
+        self.git(&path, &["push", "-q", "origin", "main"]);
+        self.git(&path, &["remote", "set-head", "origin", "main"]);
+        path
+    }
+
+    /// A new, empty bare repository `origins/<name>.git` with `main` as its default branch.
+    pub fn origin(&self, name: &str) -> PathBuf {
+        let origin = self.origins.join(format!("{name}.git"));
         self.git(
             &self.origins,
             &[
@@ -339,13 +380,7 @@ impl TestEnv {
                 origin.to_str().unwrap(),
             ],
         );
-        self.git(&self.repos, &["clone", "-q", &self.url(name), name]);
-        std::fs::write(path.join("README.md"), format!("# {name}\n")).unwrap();
-        self.git(&path, &["add", "."]);
-        self.git(&path, &["commit", "-q", "-m", "initial"]);
-        self.git(&path, &["push", "-q", "origin", "main"]);
-        self.git(&path, &["remote", "set-head", "origin", "main"]);
-        path
+        origin
     }
 
     /// A repository without an origin.
@@ -568,63 +603,84 @@ impl TestEnv {
             .collect()
     }
 
-    /// Asserts that, for every repository under `repos/`, the linked worktrees git has
-    /// registered are exactly those `state.json` records (same path, same branch).
+    /// The world as the auditor sees it: this grove directory, its workspace directory, and
+    /// every repository under `repos/` (the auditor adds the source repositories that
+    /// `state.json` names).
+    pub fn world(&self) -> audit::World {
+        let sources = std::fs::read_dir(&self.repos)
+            .map(|rd| {
+                let mut v: Vec<PathBuf> = rd
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.join(".git").is_dir())
+                    .collect();
+                v.sort();
+                v
+            })
+            .unwrap_or_default();
+        audit::World::new(&self.grove_home, self.workspace_dir(), sources)
+    }
+
+    /// Asserts that, for every repository under `repos/` and every source repository state
+    /// names, the linked worktrees git has registered are exactly those `state.json`
+    /// records — same path, same branch — that each recorded worktree's `.git` leads back
+    /// to it, and that no registration points into the workspace directory unrecorded
+    /// (see [`audit::World::git_vs_state`]).
     #[track_caller]
     pub fn assert_git_agrees_with_state(&self) {
-        let state = self.state();
-        let mut expected: Vec<(String, String, String)> = Vec::new();
-        for ws in state.as_array().expect("state is an array") {
-            for r in ws["repos"].as_array().expect("repos array") {
-                expected.push((
-                    r["source_repo"].as_str().unwrap().to_string(),
-                    r["worktree_path"].as_str().unwrap().to_string(),
-                    r["branch"].as_str().unwrap().to_string(),
-                ));
+        let found = self.world().git_vs_state();
+        assert!(
+            found.is_empty(),
+            "git worktree registrations disagree with state.json:\n{}\nstate.json: {:#}",
+            audit::render(&found),
+            self.state()
+        );
+    }
+
+    /// Like [`TestEnv::assert_git_agrees_with_state`] for a world where the test itself
+    /// (as a user would) switched worktrees away from their recorded branch: the violations
+    /// must be exactly `expected`, each a kind and the worktree path it is about (relative
+    /// to the workspace directory), nothing more and nothing less.
+    #[track_caller]
+    pub fn assert_git_agrees_with_state_except(&self, expected: &[(audit::Kind, &str)]) {
+        let found = self.world().git_vs_state();
+        let mut unexplained: Vec<&audit::Violation> = Vec::new();
+        let mut seen = vec![false; expected.len()];
+        for f in &found {
+            let hit = expected.iter().position(|(kind, rel)| {
+                *kind == f.kind
+                    && f.detail.contains(&format!(
+                        "{} (workspace",
+                        self.workspace_dir().join(rel).display()
+                    ))
+            });
+            match hit {
+                Some(i) => seen[i] = true,
+                None => unexplained.push(f),
             }
         }
-        // Every repository under `repos/`, and every source repository state names (which
-        // may be nested deeper, or elsewhere).
-        let mut sources: Vec<PathBuf> = std::fs::read_dir(&self.repos)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.join(".git").is_dir())
+        let missing: Vec<_> = expected
+            .iter()
+            .zip(&seen)
+            .filter(|(_, s)| !**s)
+            .map(|(e, _)| e)
             .collect();
-        for (src, _, _) in &expected {
-            let p = PathBuf::from(src);
-            if p.join(".git").is_dir() && !sources.contains(&p) {
-                sources.push(p);
-            }
-        }
-        let mut actual = Vec::new();
-        for repo in sources {
-            let list = self.git(&repo, &["worktree", "list", "--porcelain"]);
-            for block in list.split("\n\n").skip(1) {
-                let mut path = String::new();
-                let mut branch = String::from("(detached)");
-                for line in block.lines() {
-                    if let Some(p) = line.strip_prefix("worktree ") {
-                        path = p.to_string();
-                    } else if let Some(b) = line.strip_prefix("branch refs/heads/") {
-                        branch = b.to_string();
-                    }
-                }
-                actual.push((repo.to_str().unwrap().to_string(), path, branch));
-            }
-        }
-        expected.sort();
-        actual.sort();
-        // A worktree may have wandered to another branch; compare paths, and branches only
-        // where git reports one.
-        let paths = |v: &[(String, String, String)]| {
-            v.iter()
-                .map(|(s, p, _)| (s.clone(), p.clone()))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(
-            paths(&actual),
-            paths(&expected),
-            "git worktree registrations disagree with state.json"
+        assert!(
+            unexplained.is_empty() && missing.is_empty(),
+            "git worktree registrations disagree with state.json beyond what the test made:\n{}\nexpected but not found: {missing:?}",
+            audit::render(&found)
+        );
+    }
+
+    /// Asserts that the auditor finds nothing at all (see [`audit::World::audit`]): git
+    /// agrees with state, no stray directory, leftover trash, git lock file, operation in
+    /// progress or journal.
+    #[track_caller]
+    pub fn assert_world_clean(&self) {
+        let found = self.world().audit();
+        assert!(
+            found.is_empty(),
+            "the auditor found:\n{}",
+            audit::render(&found)
         );
     }
 }
@@ -795,6 +851,45 @@ impl fmt::Display for Run {
     }
 }
 
+/// A small deterministic generator (xorshift) for tests that act at random moments,
+/// seeded from the clock unless `GW_CRASH_SEED` replays a sequence; the seed is printed.
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator for `what`, whose seed is printed as `what: GW_CRASH_SEED=…`.
+    pub fn new(what: &str) -> Rng {
+        let seed = std::env::var("GW_CRASH_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .expect("the clock is past 1970")
+                    .as_nanos() as u64
+                    | 1
+            });
+        eprintln!("{what}: GW_CRASH_SEED={seed}");
+        Rng::seeded(seed)
+    }
+
+    /// A generator with a given seed.
+    pub fn seeded(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A duration in `[0, max)`.
+    pub fn below(&mut self, max: std::time::Duration) -> std::time::Duration {
+        std::time::Duration::from_nanos(self.next_u64() % (max.as_nanos().max(1) as u64))
+    }
+}
+
 /// `path` as `&str`.
 pub fn s(path: &Path) -> &str {
     path.to_str().expect("test paths are UTF-8")
@@ -864,9 +959,8 @@ pub mod schema {
         serde_json::from_str(&text).expect("schema is JSON")
     }
 
-    /// Asserts that `value` is valid against the schema `name`.
-    #[track_caller]
-    pub fn validate(name: &str, value: &Value) {
+    /// Why `value` is not valid against the schema `name` (empty when it is).
+    pub fn errors(name: &str, value: &Value) -> Vec<String> {
         static CACHE: OnceLock<Mutex<HashMap<String, Value>>> = OnceLock::new();
         let schema = {
             let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
@@ -876,10 +970,16 @@ pub mod schema {
                 .clone()
         };
         let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-        let errors: Vec<String> = validator
+        validator
             .iter_errors(value)
             .map(|e| format!("{} at {}", e, e.instance_path()))
-            .collect();
+            .collect()
+    }
+
+    /// Asserts that `value` is valid against the schema `name`.
+    #[track_caller]
+    pub fn validate(name: &str, value: &Value) {
+        let errors = errors(name, value);
         assert!(
             errors.is_empty(),
             "output does not match docs/schema/{name}.json:\n{}\n{}",

@@ -380,12 +380,35 @@ pub fn serialize_lossy<S: serde::Serializer>(
 /// blueprints) and lock files.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    use std::fmt::Write;
-    let mut out = String::with_capacity(64);
-    for b in Sha256::digest(bytes) {
-        let _ = write!(out, "{b:02x}");
+    to_hex(&Sha256::digest(bytes))
+}
+
+/// The SHA-256 of a file's content (read in blocks, so a large file is not held in
+/// memory), in lowercase hex.
+pub fn sha256_file(path: &Path) -> Result<String> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+    let mut f = ctx("open", path, File::open(path))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = ctx("read", path, f.read(&mut buf))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
     }
-    out
+    Ok(to_hex(&h.finalize()))
+}
+
+/// Bytes as lowercase hex digits.
+pub fn to_hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
 }
 
 /// `path` with every symlink resolved even when it does not exist (yet, or any more): the
@@ -470,6 +493,23 @@ mod tests {
         );
         let leftovers: Vec<_> = fs::read_dir(p.parent().unwrap()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temporary file is left behind");
+    }
+
+    #[test]
+    fn sha256_of_bytes_and_of_a_file_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let big: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        write_atomic(&p, &big).unwrap();
+        assert_eq!(sha256_file(&p).unwrap(), sha256_hex(&big));
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert_eq!(
+            sha256_file(&dir.path().join("none")).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
     }
 
     #[test]

@@ -53,6 +53,18 @@ impl GroveHome {
         self.root.join("messages.db")
     }
 
+    /// Where `gw-migrate --apply` (and `gw doctor --fix`) keep what they changed, one
+    /// directory per run.
+    pub fn migrate_backups(&self) -> PathBuf {
+        self.root.join("migrate-backups")
+    }
+
+    /// Held by `gw-migrate --apply`, `gw-migrate restore` and `gw doctor --fix` while they
+    /// change leftovers or their backups.
+    pub fn migrate_lock(&self) -> PathBuf {
+        self.root.join("locks").join("migrate.lock")
+    }
+
     pub fn default_workspace_dir(&self) -> PathBuf {
         self.root.join("workspaces")
     }

@@ -6,13 +6,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use grove::config::Config;
 use grove::env::Env;
 use grove::error::{Error, Result};
 use grove::home::GroveHome;
-use grove::legacy::cleanup::{self, Scope};
+use grove::legacy::cleanup::{self, Cancel, Options};
 use grove::output::{self, Printer, Render};
-use grove::state::{State, Store};
 
 use crate::report::{MigrateReport, RestoreView};
 
@@ -102,34 +100,19 @@ fn execute(env: &Env, cli: Cli) -> Result<Box<dyn Render>> {
         base_argv.push("--grove-dir".to_string());
         base_argv.push(env.resolve_path(dir).to_string_lossy().into_owned());
     }
+    let changes = cli.scan.apply || cli.command.is_some();
+    // SIGINT and SIGTERM finish the file at hand, complete the manifest and stop.
+    let cancel = if changes {
+        Cancel::on_signals()
+            .map_err(|e| Error::internal(format!("cannot listen for SIGINT and SIGTERM: {e}")))?
+    } else {
+        Cancel::never()
+    };
     if let Some(Command::Restore { id }) = cli.command {
-        let report = cleanup::restore(&home, id.as_deref())?;
+        let report = cleanup::restore(&home, env, id.as_deref(), &cancel)?;
         return Ok(Box::new(RestoreView { report, base_argv }));
     }
 
-    let mut warnings = Vec::new();
-    let workspace_dir = match Config::peek(&home, env) {
-        Ok(Some(c)) => c.workspace_dir,
-        Ok(None) => home.default_workspace_dir(),
-        Err(e) => {
-            let e = Error::from(e);
-            warnings.push(format!(
-                "{}; scanning the default workspace directory",
-                e.message
-            ));
-            home.default_workspace_dir()
-        }
-    };
-    let state = match Store::new(&home, std::time::Duration::ZERO).load() {
-        Ok(s) => s,
-        Err(e) => {
-            warnings.push(format!(
-                "{}; tracked workspaces outside the scanned directories are missed",
-                Error::from(e).message
-            ));
-            State::default()
-        }
-    };
     let mut roots = Vec::new();
     for r in &cli.scan.roots {
         let abs = env.resolve_path(r);
@@ -139,19 +122,12 @@ fn execute(env: &Env, cli: Cli) -> Result<Box<dyn Render>> {
         }
         roots.push(abs);
     }
-    let scope = Scope {
-        state: &state,
-        workspace_dir: Some(workspace_dir),
-        roots: roots.clone(),
-        database: true,
+    let opts = Options {
+        apply: cli.scan.apply,
         include_tracked: cli.scan.include_tracked,
+        roots: roots.clone(),
     };
-    let mut plan = cleanup::scan(&home, &scope);
-    let backup = if cli.scan.apply {
-        cleanup::apply(&home, &mut plan)?
-    } else {
-        None
-    };
+    let done = cleanup::migrate(&home, env, &opts, &cancel)?;
     let mut argv = base_argv;
     if cli.scan.include_tracked {
         argv.push("--include-tracked".into());
@@ -163,9 +139,10 @@ fn execute(env: &Env, cli: Cli) -> Result<Box<dyn Render>> {
     Ok(MigrateReport {
         applied: cli.scan.apply,
         grove_dir: home.root().to_path_buf(),
-        plan,
-        backup,
-        warnings,
+        plan: done.plan,
+        backup: done.backup,
+        warnings: done.warnings,
+        stopped: done.stopped,
         argv,
         roots_argv,
     }

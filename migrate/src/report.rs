@@ -4,12 +4,21 @@
 use std::io;
 use std::path::PathBuf;
 
+use serde::Serialize;
 use serde_json::json;
 
 use grove::action::NextAction;
 use grove::error::{Code, Error};
-use grove::legacy::cleanup::{Action, Backup, Kind, Plan, RestoreReport, Status};
+use grove::legacy::cleanup::{Action, Backup, Kind, Plan, Reason, RestoreReport, Status};
 use grove::output::{Json, Printer, Render, Role};
+
+/// What a run was asked to do (`result.mode`).
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Mode {
+    Apply,
+    DryRun,
+}
 
 /// A scan, and with `--apply` what was done.
 pub struct MigrateReport {
@@ -18,6 +27,8 @@ pub struct MigrateReport {
     pub plan: Plan,
     pub backup: Option<Backup>,
     pub warnings: Vec<String>,
+    /// The signal that stopped an applied run part way.
+    pub stopped: Option<i32>,
     /// `--grove-dir DIR` and `--include-tracked` as given, for next actions.
     pub argv: Vec<String>,
     pub roots_argv: Vec<String>,
@@ -53,9 +64,9 @@ impl Render for MigrateReport {
     fn result(&self) -> Json<'_> {
         let p = &self.plan;
         Json::of(json!({
-            "mode": if self.applied { "apply" } else { "dry_run" },
-            "grove_dir": self.grove_dir,
-            "roots": p.roots,
+            "mode": if self.applied { Mode::Apply } else { Mode::DryRun },
+            "grove_dir": self.grove_dir.to_string_lossy(),
+            "roots": p.roots.iter().map(|r| r.to_string_lossy()).collect::<Vec<_>>(),
             "workspaces": p.workspaces,
             "checked": p.checked,
             "files": p.items,
@@ -67,6 +78,7 @@ impl Render for MigrateReport {
                 "needs_attention": self.needs_attention(),
             },
             "backup": self.backup,
+            "stopped_by": self.stopped.map(grove::proc::signal_name),
         }))
     }
 
@@ -111,12 +123,21 @@ impl Render for MigrateReport {
             {
                 line.push_str(&format!(" -> {}", t.display()));
             }
+            let links: Vec<String> = item.links.iter().map(|l| l.display().to_string()).collect();
             let note = match (item.kind, item.action, item.status) {
                 (_, _, Status::Skipped | Status::Failed) => Some(format!(
                     "{}: {}",
-                    item.reason.unwrap_or("?"),
+                    item.reason.map_or("?", Reason::as_str),
                     item.detail.as_deref().unwrap_or("")
                 )),
+                (Kind::McpJson, Some(Action::RemoveEntry), _) if !links.is_empty() => {
+                    Some(format!(
+                        "grove's entry removed, the rest kept as is; the symlink{} {} to it {} kept",
+                        if links.len() == 1 { "" } else { "s" },
+                        links.join(", "),
+                        if links.len() == 1 { "is" } else { "are" }
+                    ))
+                }
                 (Kind::McpJson, Some(Action::DeleteFile), _) => {
                     Some("grove's entry was all it held".to_string())
                 }
@@ -181,7 +202,11 @@ impl Render for MigrateReport {
                 &action(&self.command(&["--apply"], true)),
             ));
         }
-        let tracked = self.plan.items.iter().any(|i| i.reason == Some("tracked"));
+        let tracked = self
+            .plan
+            .items
+            .iter()
+            .any(|i| i.reason.is_some_and(Reason::maybe_tracked));
         if tracked {
             out.push(NextAction::read(
                 "See what cleaning files git tracks would change",
@@ -221,10 +246,29 @@ impl MigrateReport {
             .plan
             .items
             .iter()
-            .filter(|i| i.reason == Some("changed_since_scan"))
+            .filter(|i| i.reason == Some(Reason::ChangedSinceScan))
             .count();
         let failed = self.plan.items.iter().find_map(|i| i.error.clone());
-        let error = if changed > 0 {
+        let error = if let Some(sig) = self.stopped {
+            let done = self.plan.count(Status::Done);
+            let left = self.plan.count(Status::Pending);
+            let mut e = Error::new(
+                Code::Cancelled,
+                format!(
+                    "stopped by {}: {done} file{} cleaned, {left} not reached; the manifest records each",
+                    grove::proc::signal_name(sig),
+                    plural(done)
+                ),
+            );
+            e = match &self.backup {
+                Some(b) => e.with_fix(format!(
+                    "Run `gw-migrate --apply` again to finish, or `gw-migrate restore {}` to undo what was done",
+                    b.id
+                )),
+                None => e.with_fix("Nothing was changed; run `gw-migrate --apply` again"),
+            };
+            Some(e)
+        } else if changed > 0 {
             Some(
                 Error::new(
                     Code::StateChanged,
@@ -281,7 +325,7 @@ impl Render for RestoreView {
 
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         for f in &self.report.files {
-            let mut line = format!("{:<16} {}", f.status, f.path.display());
+            let mut line = format!("{:<16} {}", f.status.as_str(), f.path.display());
             if let Some(d) = &f.detail {
                 line.push_str(&format!("  ({d})"));
             }
@@ -298,6 +342,10 @@ impl Render for RestoreView {
             )?;
         }
         Ok(())
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.report.warnings.clone()
     }
 
     fn next_actions(&self) -> Vec<NextAction> {

@@ -11,7 +11,7 @@
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use e2e::TestEnv;
+use e2e::{Rng, TestEnv};
 
 const REPOS: usize = 10;
 const CRASH_VAR: &str = "GW_CRASH_AFTER_JOURNAL_WRITES";
@@ -314,35 +314,6 @@ fn delete_killed_after_every_journal_write_is_recovered() {
         crashes >= 6,
         "delete writes its journal at least six times ({crashes})"
     );
-}
-
-/// A small deterministic generator (xorshift), seeded from the clock; the seed is printed
-/// so a failure can be replayed with `GW_CRASH_SEED`.
-struct Rng(u64);
-
-impl Rng {
-    fn new(what: &str) -> Rng {
-        let seed = std::env::var("GW_CRASH_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap()
-                    .as_nanos() as u64
-                    | 1
-            });
-        eprintln!("{what}: GW_CRASH_SEED={seed}");
-        Rng(seed)
-    }
-
-    fn below(&mut self, max: Duration) -> Duration {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        let nanos = max.as_nanos().max(1) as u64;
-        Duration::from_nanos(self.0 % nanos)
-    }
 }
 
 /// Kills at random moments per command; `GW_CRASH_RUNS` asks for more (a soak test).

@@ -3,6 +3,8 @@
 
 mod add_remove_repo;
 mod agent;
+mod audit;
+mod chaos;
 mod concurrency;
 mod contract;
 mod crash;
@@ -21,7 +23,10 @@ mod init;
 mod list;
 mod machine;
 mod migrate;
+mod migrate_fixtures;
+mod migrate_kill;
 mod plan;
+mod plan_is_execution;
 mod plugins;
 mod prune;
 mod rename;

@@ -563,6 +563,27 @@ fn edge_inputs_get_clear_errors() {
     assert!(run.stdout.contains("no longer exists"), "{run}");
 }
 
+/// Item 8: git that may not write the repository (read-only: as root, faked) is
+/// `PERMISSION_DENIED`, not `GIT_FAILED`; and nothing is left behind.
+#[test]
+fn a_repository_git_may_not_write_is_permission_denied() {
+    let mut env = TestEnv::with_repos(&["api"]);
+    let before = env.snapshot();
+    env.fake_git(&[(
+        "worktree add",
+        "echo \"fatal: could not create leading directories of '.git/worktrees/api': Permission denied\" >&2; exit 128",
+    )]);
+    let run = env
+        .gw(&["create", "ws", "-b", "ws", "-r", "api", "--format", "json"])
+        .code(6);
+    assert_eq!(run.error_code(), "PERMISSION_DENIED", "{run}");
+    assert!(
+        run.json()["fix"].as_str().unwrap().contains("permissions"),
+        "{run}"
+    );
+    env.assert_unchanged(&before);
+}
+
 /// Item 8: A grove directory or current directory whose path is not UTF-8.
 #[test]
 fn paths_that_are_not_utf8_are_errors_not_panics() {

@@ -228,29 +228,22 @@ fn upgrade_from_the_mcp_era() {
     ];
     let before = snapshot(&watched);
 
-    // The current doctor reports exactly the leftovers of tracked workspaces and the
-    // database (the orphaned directory is gw-migrate's), the tracked file as not fixable,
-    // and another tool's `grove` server not at all; it changes nothing.
+    // The current doctor reports exactly what gw-migrate would (the tracked workspaces,
+    // the workspace directory with its orphaned workspace, and the database), the tracked
+    // file as not fixable, and another tool's `grove` server not at all; it changes
+    // nothing.
     let doctor = env.gw(&["doctor", "--format", "json"]).success().result();
-    let mut found: Vec<(String, bool)> = doctor["issues"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|i| i["kind"] == "mcp_leftover")
-        .map(|i| {
-            (
-                i["path"].as_str().unwrap().to_string(),
-                i["fixable"].as_bool().unwrap(),
-            )
-        })
+    let found: Vec<(String, bool)> = crate::migrate_fixtures::doctor_leftovers(&doctor)
+        .into_iter()
+        .map(|(path, _, fixable)| (path, fixable))
         .collect();
-    found.sort();
     let mut expected: Vec<(String, bool)> = [
         (one.join(".mcp.json"), true),
         (one.join("api/.mcp.json"), true),
         (one.join("web/.mcp.json"), false),
         (two.join(".mcp.json"), true),
         (two.join("api/.mcp.json"), true),
+        (orphan.clone(), true),
         (db.clone(), true),
         (wal.clone(), true),
         (shm.clone(), true),

@@ -11,7 +11,8 @@ mod worktree;
 mod write;
 
 pub use read::{
-    Base, BranchInfo, Changes, Head, Repo, WorktreeStatus, is_tracked, worktree_status,
+    Base, BranchInfo, Changes, Head, Repo, Tracking, Unknown, WorktreeStatus, tracking,
+    worktree_status,
 };
 pub use worktree::{Link, WorktreeInfo, in_progress, link, repository_locks, worktree_locks};
 pub use write::*;

@@ -15,9 +15,8 @@ use std::ops::Range;
 
 use serde_json::Value;
 
+use super::cleanup::Reason;
 use super::jsonc::{self, Node};
-
-pub use super::cleanup::{Finding, Fixed, doctor_findings, fix};
 
 /// The file the Go grove wrote (into the workspace root, and up to 1.1.5 into every
 /// repository worktree).
@@ -75,14 +74,14 @@ pub enum Problem {
 }
 
 impl Problem {
-    /// A stable name for the JSON report.
-    pub fn code(&self) -> &'static str {
+    /// The reason the report gives.
+    pub fn reason(&self) -> Reason {
         match self {
-            Problem::NotUtf8 | Problem::InvalidJson(_) => "invalid_json",
-            Problem::RootNotObject => "root_not_object",
-            Problem::ServersNotObject => "servers_not_object",
-            Problem::DuplicateKey(_) => "duplicate_keys",
-            Problem::Unverifiable => "unverifiable_edit",
+            Problem::NotUtf8 | Problem::InvalidJson(_) => Reason::InvalidJson,
+            Problem::RootNotObject => Reason::RootNotObject,
+            Problem::ServersNotObject => Reason::ServersNotObject,
+            Problem::DuplicateKey(_) => Reason::DuplicateKeys,
+            Problem::Unverifiable => Reason::UnverifiableEdit,
         }
     }
 
@@ -119,9 +118,10 @@ pub fn inspect(bytes: &[u8]) -> Verdict {
     if let Some(k) = doc.root.duplicate_key() {
         return Verdict::Unusable(Problem::DuplicateKey(k.to_string()));
     }
-    let Some(servers) = root.iter().find(|m| m.key == "mcpServers") else {
+    let Some(at) = root.iter().position(|m| m.key == "mcpServers") else {
         return Verdict::Clean;
     };
+    let servers = &root[at];
     let Some(entries) = servers.value.members() else {
         return Verdict::Unusable(Problem::ServersNotObject);
     };
@@ -138,12 +138,8 @@ pub fn inspect(bytes: &[u8]) -> Verdict {
         };
     }
     let edited = splice(text, &removal(text, &servers.value, index));
-    let mut expected = doc.root.to_value();
-    if let Some(Value::Object(s)) = expected.get_mut("mcpServers") {
-        s.shift_remove(KEY);
-    }
     match jsonc::parse(&edited) {
-        Ok(after) if after.root.to_value() == expected => {}
+        Ok(after) if is_without(&doc.root, &after.root, at, index) => {}
         _ => return Verdict::Unusable(Problem::Unverifiable),
     }
     let mut out = Vec::with_capacity(edited.len() + 3);
@@ -157,9 +153,36 @@ pub fn inspect(bytes: &[u8]) -> Verdict {
     }
 }
 
+/// Whether `after` is `before` without member `index` of its member `at` (`mcpServers`):
+/// everything else the same, in the same order.
+fn is_without(before: &Node<'_>, after: &Node<'_>, at: usize, index: usize) -> bool {
+    let (Some(b), Some(a)) = (before.members(), after.members()) else {
+        return false;
+    };
+    b.len() == a.len()
+        && b.iter().zip(a).enumerate().all(|(i, (x, y))| {
+            if x.key != y.key {
+                return false;
+            }
+            if i != at {
+                return x.value.same(&y.value);
+            }
+            let (Some(xs), Some(ys)) = (x.value.members(), y.value.members()) else {
+                return false;
+            };
+            xs.len() == ys.len() + 1
+                && xs
+                    .iter()
+                    .enumerate()
+                    .filter(|(k, _)| *k != index)
+                    .zip(ys)
+                    .all(|((_, p), q)| p.key == q.key && p.value.same(&q.value))
+        })
+}
+
 /// The byte ranges that remove member `index` of `object` (with its comma, and with its
 /// lines when it occupies whole lines).
-fn removal(text: &str, object: &Node, index: usize) -> Vec<Range<usize>> {
+fn removal(text: &str, object: &Node<'_>, index: usize) -> Vec<Range<usize>> {
     let members = object.members().expect("called on an object");
     let member = &members[index];
     let end = member.value.span.end;
@@ -188,12 +211,20 @@ fn removal(text: &str, object: &Node, index: usize) -> Vec<Range<usize>> {
     }
     // An object left holding only whitespace becomes `{}`.
     let inner = object.span.start + 1..object.span.end - 1;
-    let left: String = text[inner.clone()]
-        .char_indices()
-        .filter(|(i, _)| !ranges.iter().any(|r| r.contains(&(inner.start + i))))
-        .map(|(_, c)| c)
-        .collect();
-    if is_blank(&left) {
+    let mut sorted = ranges.clone();
+    sorted.sort_by_key(|r| r.start);
+    let bytes = text.as_bytes();
+    let mut at = inner.start;
+    let mut blank = true;
+    for r in &sorted {
+        let start = r.start.clamp(inner.start, inner.end);
+        if start > at {
+            blank &= is_blank_bytes(&bytes[at..start]);
+        }
+        at = at.max(r.end.min(inner.end));
+    }
+    blank &= is_blank_bytes(&bytes[at..inner.end]);
+    if blank {
         return vec![inner];
     }
     ranges
@@ -243,7 +274,11 @@ fn skip_blanks(text: &str, mut p: usize) -> usize {
 }
 
 fn is_blank(s: &str) -> bool {
-    s.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    is_blank_bytes(s.as_bytes())
+}
+
+fn is_blank_bytes(b: &[u8]) -> bool {
+    b.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
 }
 
 fn splice(text: &str, ranges: &[Range<usize>]) -> String {
@@ -452,10 +487,29 @@ mod tests {
         ];
         for (input, code) in cases {
             match inspect(input) {
-                Verdict::Unusable(p) => assert_eq!(p.code(), *code, "{input:?}: {p:?}"),
+                Verdict::Unusable(p) => assert_eq!(p.reason().as_str(), *code, "{input:?}: {p:?}"),
                 other => panic!("{input:?}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn the_edit_is_checked_against_the_original_minus_the_entry() {
+        let parse = |t: &'static str| jsonc::parse(t).unwrap();
+        let before = parse(r#"{"a": 1, "mcpServers": {"grove": {}, "k": [1, {"x": "y"}]}}"#);
+        let good = parse("{\"a\": 1, \"mcpServers\": {\n \"k\": [1, {\"x\": \"y\"}]}}");
+        assert!(is_without(&before.root, &good.root, 1, 0));
+        for bad in [
+            r#"{"a": 2, "mcpServers": {"k": [1, {"x": "y"}]}}"#,
+            r#"{"a": 1, "mcpServers": {"k": [1, {"x": "z"}]}}"#,
+            r#"{"a": 1, "mcpServers": {"grove": {}, "k": [1, {"x": "y"}]}}"#,
+            r#"{"mcpServers": {"k": [1, {"x": "y"}]}, "a": 1}"#,
+            r#"{"a": 1, "mcpServers": {}}"#,
+        ] {
+            assert!(!is_without(&before.root, &parse(bad).root, 1, 0), "{bad}");
+        }
+        let escaped = parse(r#"{"\u0061": "\"q\""}"#);
+        assert_eq!(escaped.root.members().unwrap()[0].key, "a");
     }
 
     #[test]

@@ -6,8 +6,9 @@
 //!
 //! - [`mcp`]: the one definition of grove's own entry ([`mcp::is_grove_entry`]) and the
 //!   surgical edit of one file;
-//! - [`cleanup`]: scanning, applying with backups, restoring, and the `gw doctor` API
-//!   ([`mcp::doctor_findings`], [`mcp::fix`]), shared with `gw-migrate`;
+//! - [`cleanup`]: scanning, applying with a write-ahead manifest and backups, restoring,
+//!   and the `gw doctor` API ([`cleanup::doctor_findings`], [`cleanup::fix`]), shared with
+//!   `gw-migrate`;
 //! - [`jsonc`]: the span-keeping JSON-with-comments reader the edit relies on.
 
 pub mod cleanup;

@@ -43,6 +43,10 @@ impl Mode {
 }
 
 static MODE: AtomicU8 = AtomicU8::new(Mode::Exit as u8);
+/// Held to change the mode, and by the watcher from deciding to end the process until it
+/// has: a command cannot enter a transaction (and write its journal) while the process is
+/// being ended in `Exit` mode.
+static TRANSITION: Mutex<()> = Mutex::new(());
 /// The first signal received outside `Delegate` mode, or 0.
 static FIRST: AtomicI32 = AtomicI32::new(0);
 static EXIT: OnceLock<fn(i32)> = OnceLock::new();
@@ -66,6 +70,7 @@ pub fn install(exit: fn(i32)) -> io::Result<()> {
 }
 
 fn on_signal(sig: i32) {
+    let transition = TRANSITION.lock().unwrap_or_else(|p| p.into_inner());
     let mode = Mode::from_u8(MODE.load(Ordering::SeqCst));
     if mode == Mode::Delegate {
         return;
@@ -75,12 +80,14 @@ fn on_signal(sig: i32) {
         Mode::Exit => {
             terminate_children();
             if let Some(exit) = EXIT.get() {
+                // Ends the process, still holding `transition`.
                 exit(sig);
             }
         }
         Mode::Interrupt => terminate_children(),
         Mode::Defer | Mode::Delegate => {}
     }
+    drop(transition);
 }
 
 /// The signal that asked this process to stop, if one did (outside `Delegate` mode).
@@ -95,6 +102,7 @@ pub fn requested() -> Option<i32> {
 /// signal that came while interrupting was not allowed is not replayed: [`requested`]
 /// says it came.
 pub fn enter(mode: Mode) -> ModeGuard {
+    let _transition = TRANSITION.lock().unwrap_or_else(|p| p.into_inner());
     let previous = MODE.swap(mode as u8, Ordering::SeqCst);
     ModeGuard { previous }
 }
@@ -106,6 +114,7 @@ pub struct ModeGuard {
 
 impl Drop for ModeGuard {
     fn drop(&mut self) {
+        let _transition = TRANSITION.lock().unwrap_or_else(|p| p.into_inner());
         MODE.store(self.previous, Ordering::SeqCst);
     }
 }

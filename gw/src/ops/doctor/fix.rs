@@ -70,8 +70,7 @@ pub(super) fn apply(ctx: &Ctx<'_>, issues: &mut [Issue]) {
             Fix::Recover { .. } => continue,
             Fix::McpCleanup => {
                 let fixed = mcp.get_or_insert_with(|| {
-                    let state = ctx.state().map_err(|e| e.message.clone())?;
-                    crate::legacy::cleanup::fix(&ctx.home, &state).map_err(|e| e.to_string())
+                    crate::legacy::cleanup::fix(&ctx.home, ctx.env).map_err(|e| e.to_string())
                 });
                 mcp_outcome(fixed, issue)
             }

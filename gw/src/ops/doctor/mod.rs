@@ -103,7 +103,10 @@ pub struct Issue {
     pub suggested_action: String,
     /// `gw doctor --fix` can repair it.
     pub fixable: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::legacy::cleanup::paths::lossy_opt"
+    )]
     pub path: Option<PathBuf>,
     /// With `--fix`: `fixed`, `left` or `failed`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -216,6 +219,8 @@ impl Fix {
 pub struct Source {
     /// Its registered worktrees, or why they cannot be read.
     pub worktrees: std::result::Result<Vec<git::WorktreeInfo>, String>,
+    /// Its registrations by the canonical path of their worktree: the path git recorded.
+    pub registered: BTreeMap<PathBuf, PathBuf>,
     /// Its local branches.
     pub branches: BTreeSet<String>,
     /// Its git directory (`.git`), where its lock files would be.
@@ -243,6 +248,34 @@ pub struct Checkup<'a> {
     pub sources: BTreeMap<PathBuf, Source>,
     /// Every entry of the workspace directories' trash.
     pub trash: Vec<PathBuf>,
+    /// The workspace directories as configured, and with symlinks resolved.
+    pub roots: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Checkup<'_> {
+    /// `path` with symlinks resolved, for comparing paths. One grove made inside a workspace
+    /// directory is resolved by that directory's prefix (no system call: doctor compares
+    /// tens of thousands of them); any other through the file system.
+    pub fn canonical(&self, path: &Path) -> Option<PathBuf> {
+        for (raw, canonical) in &self.roots {
+            if let Ok(rest) = path.strip_prefix(raw)
+                && rest
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)))
+            {
+                return Some(canonical.join(rest));
+            }
+        }
+        crate::fsx::canonical_lenient(path)
+    }
+
+    /// The registration of `path` in `source`, if it has one: (source, path as git
+    /// recorded it).
+    pub fn registration(&self, source: &Path, path: &Path) -> Option<(PathBuf, PathBuf)> {
+        let s = self.sources.get(source)?;
+        let recorded = s.registered.get(&self.canonical(path)?)?;
+        Some((source.to_path_buf(), recorded.clone()))
+    }
 }
 
 /// A check: independent of the others, it returns the issues it finds.
@@ -419,6 +452,13 @@ fn with_checkup<T>(ctx: &Ctx<'_>, f: impl FnOnce(&Checkup<'_>) -> T) -> T {
         .iter()
         .filter_map(|p| crate::fsx::canonical_lenient(p))
         .collect();
+    let roots = config
+        .as_ref()
+        .map(|c| c.workspace_dir.clone())
+        .into_iter()
+        .chain([ctx.home.default_workspace_dir()])
+        .filter_map(|raw| crate::fsx::canonical_lenient(&raw).map(|c| (raw, c)))
+        .collect();
     let checkup = Checkup {
         home: &ctx.home,
         config: config.as_ref(),
@@ -430,6 +470,7 @@ fn with_checkup<T>(ctx: &Ctx<'_>, f: impl FnOnce(&Checkup<'_>) -> T) -> T {
         territory: ctx.territory(),
         sources: sources(ctx, config.as_ref(), state.as_ref()),
         trash: crate::ops::trash::entries(ctx),
+        roots,
     };
     f(&checkup)
 }
@@ -459,16 +500,27 @@ fn sources(
     }
     let paths: Vec<PathBuf> = paths.into_iter().filter(|p| p.is_dir()).collect();
     let read = parallel::map(&paths, |p| match git::Repo::open(p) {
-        Ok(repo) => Source {
-            worktrees: repo.worktrees().map_err(|e| e.to_string()),
-            branches: repo
-                .local_branches()
-                .map(|b| b.into_iter().map(|b| b.name).collect())
-                .unwrap_or_default(),
-            git_dir: Some(repo.common_dir()),
-        },
+        Ok(repo) => {
+            let worktrees = repo.worktrees().map_err(|e| e.to_string());
+            let registered = worktrees
+                .iter()
+                .flatten()
+                .filter(|w| !w.is_main)
+                .filter_map(|w| Some((crate::fsx::canonical_lenient(&w.path)?, w.path.clone())))
+                .collect();
+            Source {
+                worktrees,
+                registered,
+                branches: repo
+                    .local_branches()
+                    .map(|b| b.into_iter().map(|b| b.name).collect())
+                    .unwrap_or_default(),
+                git_dir: Some(repo.common_dir()),
+            }
+        }
         Err(e) => Source {
             worktrees: Err(e.to_string()),
+            registered: BTreeMap::new(),
             branches: BTreeSet::new(),
             git_dir: None,
         },

@@ -1,0 +1,225 @@
+//! Carrying out a create plan in a transaction, and the setup that follows.
+
+use crate::error::{Error, Result};
+use crate::fsx;
+use crate::ops::hooks::{self, Vars};
+use crate::ops::tx::{self, Tx, Undo};
+use crate::ops::{Ctx, Outcome, RepoResult};
+use crate::parallel;
+use crate::state::journal::{Action, Kind};
+use crate::state::{RepoEntry, SetupRecord, SetupStatus, Workspace};
+
+use super::{CreatePlan, CreateReport, RepoPlan, SetupResult, exists};
+
+/// Carries out a plan in a transaction. On failure, undoes everything this call created
+/// (and only that), and says per repository what happened.
+pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<CreateReport> {
+    fsx::create_dir_all(&plan.workspace_dir)?;
+    let mut tx = Tx::begin(ctx, locks, Kind::Create, &plan.name, &[])?;
+    if ctx.state()?.find(&plan.name).is_some() {
+        let _ = tx.finish();
+        return Err(exists(
+            &plan.name,
+            format!("a workspace named `{}` already exists", plan.name),
+        ));
+    }
+    if let Err(e) = tx.run(Action::CreateDir {
+        path: plan.path.clone(),
+    }) {
+        let (_, clean) = tx.rollback();
+        return Err(if clean {
+            e
+        } else {
+            e.context("rollback incomplete")
+        });
+    }
+    for r in &plan.repos {
+        // A registration whose directory is gone holds the branch; git would refuse.
+        for path in &r.stale {
+            tx::remove_registration(ctx, &r.source, path)?;
+        }
+    }
+    ctx.events
+        .progress(&format!("creating {} worktrees", plan.repos.len()));
+    let adds: Vec<Action> = plan
+        .repos
+        .iter()
+        .map(|r| Action::AddWorktree {
+            repo: r.name.clone(),
+            source: r.source.clone(),
+            path: r.worktree.clone(),
+            branch: plan.branch.clone(),
+            how: r.how.clone(),
+        })
+        .collect();
+    let added = tx.run_all(adds, true);
+    if let Some(first) = added.iter().find_map(|r| r.as_ref().err()).cloned() {
+        return Err(fail(tx, &plan, &added, first));
+    }
+
+    let now = jiff::Timestamp::now();
+    let ws = Workspace {
+        name: plan.name.clone(),
+        path: plan.path.clone(),
+        branch: plan.branch.clone(),
+        created_at: crate::time::local(now),
+        repos: plan
+            .repos
+            .iter()
+            .map(|r| RepoEntry {
+                repo_name: r.name.clone(),
+                source_repo: r.source.clone(),
+                worktree_path: r.worktree.clone(),
+                branch: plan.branch.clone(),
+                preserve_branch: r.preserve_branch,
+                setup: None,
+                extra: Default::default(),
+            })
+            .collect(),
+        source: plan.source.clone(),
+        blueprint: plan.blueprint.clone(),
+        extra: Default::default(),
+    };
+    if let Err(e) = tx.commit(Action::SetState {
+        name: ws.name.clone(),
+        before: None,
+        after: Some(Box::new(ws.clone())),
+    }) {
+        return Err(fail(tx, &plan, &added, e));
+    }
+    tx.finish()?;
+
+    let mut warnings = plan.warnings.clone();
+    let setup = run_setup(ctx, &plan.repos, &ws);
+    warnings.extend(record_setup(ctx, &ws.name, &setup));
+    crate::stats::record(&ctx.home, crate::stats::Event::WorkspaceCreated, &ws);
+
+    let repos: Vec<RepoResult> = plan
+        .repos
+        .iter()
+        .map(|r| RepoResult {
+            repo: r.name.clone(),
+            outcome: Outcome::Created,
+            branch: plan.branch.clone(),
+            path: r.worktree.clone(),
+            detail: Some(r.describe()),
+        })
+        .collect();
+    Ok(CreateReport {
+        name: plan.name,
+        path: plan.path,
+        branch: plan.branch,
+        created_at: crate::time::utc(now),
+        source: plan.source,
+        blueprint: plan.blueprint,
+        count: repos.len(),
+        repos,
+        setup,
+        replaced: None,
+        warnings,
+    })
+}
+
+/// Rolls back after `cause` and builds the error: per repository `created` → `rolled_back`
+/// (or `kept`/`failed`), and `RECOVERY_PENDING` when the rollback itself failed.
+fn fail(tx: Tx<'_, '_>, plan: &CreatePlan, added: &[Result<()>], cause: Error) -> Error {
+    let id = tx.id().to_string();
+    let (undone, clean) = tx.rollback();
+    let mut repos = Vec::new();
+    for (r, res) in plan.repos.iter().zip(added) {
+        let undo = undone.iter().find_map(|(a, u)| match a {
+            Action::AddWorktree { repo, .. } if *repo == r.name => Some(u),
+            _ => None,
+        });
+        let (outcome, detail) = match (res, undo) {
+            (Err(e), Some(Undo::Undone) | None) => (Outcome::Failed, Some(e.message.clone())),
+            (Ok(()), Some(Undo::Undone) | None) => (Outcome::RolledBack, None),
+            (_, Some(Undo::Kept(why))) => (Outcome::Kept, Some(why.clone())),
+            (_, Some(Undo::Failed(why))) => {
+                (Outcome::Failed, Some(format!("rollback failed: {why}")))
+            }
+        };
+        repos.push(RepoResult {
+            repo: r.name.clone(),
+            outcome,
+            branch: plan.branch.clone(),
+            path: r.worktree.clone(),
+            detail,
+        });
+    }
+    // A clone made for this create goes too (one that existed before is never touched).
+    for clone in &plan.cloned {
+        let _ = fsx::remove_dir_all(clone);
+    }
+    let details = serde_json::json!({ "workspace": plan.name, "operation": id, "repos": repos });
+    let err = cause
+        .context(format!("cannot create workspace `{}`", plan.name))
+        .with_details(details);
+    if clean {
+        err
+    } else {
+        let mut pending = tx::recovery_pending(&id, &plan.name, Kind::Create);
+        pending.message = format!(
+            "{}; rolling back failed too, so {}",
+            err.message, pending.message
+        );
+        pending.details = err.details.clone();
+        pending
+    }
+}
+
+/// Runs the setup commands of `repos` in their new worktrees, in parallel.
+pub(crate) fn run_setup(ctx: &Ctx<'_>, repos: &[RepoPlan], ws: &Workspace) -> Vec<SetupResult> {
+    let with_setup: Vec<&RepoPlan> = repos.iter().filter(|r| !r.setup.is_empty()).collect();
+    let vars = Vars::of(ws);
+    parallel::map(&with_setup, |r| {
+        ctx.events.progress(&format!("running setup in {}", r.name));
+        match hooks::run_repo_commands(ctx, &r.name, &r.setup, &r.worktree, &vars, true) {
+            Ok(()) => SetupResult {
+                repo: r.name.clone(),
+                status: SetupStatus::Ready,
+                detail: None,
+            },
+            Err(f) => SetupResult {
+                repo: r.name.clone(),
+                status: SetupStatus::Failed,
+                detail: Some(f.summary()),
+            },
+        }
+    })
+}
+
+/// Records setup results on the workspace's repositories in state. Returns warnings: one
+/// per failed setup, and one if the results could not be recorded.
+pub(crate) fn record_setup(ctx: &Ctx<'_>, workspace: &str, setup: &[SetupResult]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for s in setup {
+        if let Some(d) = s
+            .detail
+            .as_deref()
+            .filter(|_| s.status == SetupStatus::Failed)
+        {
+            warnings.push(format!("{}: setup failed: {d}", s.repo));
+        }
+    }
+    if setup.is_empty() {
+        return warnings;
+    }
+    let recorded = ctx.store.update(|st| {
+        if let Some(w) = st.find_mut(workspace) {
+            for s in setup {
+                if let Some(r) = w.repos.iter_mut().find(|r| r.repo_name == s.repo) {
+                    r.setup = Some(SetupRecord {
+                        status: s.status,
+                        detail: s.detail.clone(),
+                    });
+                }
+            }
+        }
+        Ok::<_, Error>(())
+    });
+    if let Err(e) = recorded {
+        warnings.push(format!("could not record setup results: {}", e.message));
+    }
+    warnings
+}
