@@ -63,7 +63,8 @@ const QUICK: Scale = Scale {
     slow_pairs: 1,
 };
 
-pub const USAGE: &str = "usage: cargo xtask bench [--quick] [--json FILE] [--scaling]
+pub const USAGE: &str =
+    "usage: cargo xtask bench [--quick] [--json FILE] [--scaling] [--gw PATH] [--only C]
 
 Times grove's hot paths (status, context, list -s, list, create, delete, completion)
 alternately with a git baseline and reports the median of the per-pair ratios against
@@ -103,6 +104,27 @@ struct Case {
     base_ms: f64,
     ratio: f64,
     peak_rss_kib: Option<u64>,
+}
+
+/// Checks the arguments; does no work.
+pub fn check_args(args: &[String]) -> Result<(), String> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" | "--scaling" => {}
+            "--json" => {
+                it.next().ok_or("--json needs a file")?;
+            }
+            "--gw" => {
+                it.next().ok_or("--gw needs a path")?;
+            }
+            "--only" => {
+                it.next().ok_or("--only needs case names")?;
+            }
+            other => return Err(format!("unknown argument `{other}`\n\n{USAGE}")),
+        }
+    }
+    Ok(())
 }
 
 pub fn run(args: &[String]) -> Result<(), String> {

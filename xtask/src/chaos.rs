@@ -26,7 +26,7 @@ pub const USAGE: &str = "usage: cargo xtask chaos [--kills N] [--races N] [--see
                of tens of thousands of files, which a busy disk makes slow)
   --keep       keep the worlds for inspection";
 
-struct Args {
+pub struct Args {
     kills: usize,
     races: usize,
     seed: u64,
@@ -37,7 +37,7 @@ struct Args {
     keep: bool,
 }
 
-fn parse(args: &[String]) -> Result<Args, String> {
+pub fn parse(args: &[String]) -> Result<Args, String> {
     let mut a = Args {
         kills: 60,
         races: 10,

@@ -31,7 +31,7 @@ pub fn cargo(root: &Path, args: &[&str]) -> Result<(), String> {
     }
 }
 
-fn have_nextest() -> bool {
+pub fn have_nextest() -> bool {
     Command::new(cargo_bin())
         .args(["nextest", "--version"])
         .stdout(Stdio::null())
@@ -75,6 +75,77 @@ pub fn test_with_env(
     } else {
         Err(format!("`cargo {}` failed", args.join(" ")))
     }
+}
+
+/// Runs only `package`'s ignored tests: those that build the release binaries, which
+/// `cargo test` leaves out and `cargo xtask ci` runs after the size budget.
+pub fn test_ignored(root: &Path, package: &str) -> Result<(), String> {
+    let args: &[&str] = if have_nextest() {
+        &[
+            "nextest",
+            "run",
+            "--locked",
+            "--no-fail-fast",
+            "-p",
+            package,
+            "--run-ignored",
+            "only",
+        ]
+    } else {
+        &[
+            "test",
+            "--locked",
+            "--no-fail-fast",
+            "-p",
+            package,
+            "--",
+            "--ignored",
+        ]
+    };
+    cargo(root, args)
+}
+
+/// Runs `cmd` with its stdout and stderr passed through and also written, interleaved as
+/// they arrive, to `log`.
+pub fn run_teed(cmd: &mut Command, log: &Path) -> Result<std::process::ExitStatus, String> {
+    use std::io::{Read, Write};
+    use std::sync::{Arc, Mutex};
+    let file = std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let file = Arc::new(Mutex::new(file));
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{:?}: {e}", cmd.get_program()))?;
+    fn copy(
+        mut from: impl Read + Send + 'static,
+        mut to: impl Write + Send + 'static,
+        file: Arc<Mutex<std::fs::File>>,
+    ) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = from.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let _ = to.write_all(&buf[..n]);
+                let _ = to.flush();
+                if let Ok(mut f) = file.lock() {
+                    let _ = f.write_all(&buf[..n]);
+                }
+            }
+        })
+    }
+    let out = copy(
+        child.stdout.take().expect("piped"),
+        std::io::stdout(),
+        file.clone(),
+    );
+    let err = copy(child.stderr.take().expect("piped"), std::io::stderr(), file);
+    let status = child.wait().map_err(|e| e.to_string())?;
+    let _ = out.join();
+    let _ = err.join();
+    Ok(status)
 }
 
 /// The package that builds binary `bin` (`gw` → `gw`, `gw-migrate` → `migrate`).
@@ -162,4 +233,10 @@ pub fn run_captured(cmd: &mut std::process::Command, what: &str) -> Result<(), S
             String::from_utf8_lossy(&out.stderr)
         ))
     }
+}
+
+/// Test arguments from a line of words.
+#[cfg(test)]
+pub fn words(s: &str) -> Vec<String> {
+    s.split_whitespace().map(str::to_string).collect()
 }

@@ -117,7 +117,7 @@ fn every_error_code_has_its_exit_class() {
     text.push_str(
         r#"
 [hooks]
-pre_delete = '''sed -i 's/"created_at": "[^"]*"/"created_at": "2000-01-01T00:00:00"/' "$GW_HOME/state.json"'''
+pre_delete = '''s="$GW_HOME/state.json"; sed 's/"created_at": "[^"]*"/"created_at": "2000-01-01T00:00:00"/' "$s" > "$s.new" && mv "$s.new" "$s"'''
 "#,
     );
     std::fs::write(&config, text).unwrap();
@@ -208,7 +208,15 @@ pre_delete = '''sed -i 's/"created_at": "[^"]*"/"created_at": "2000-01-01T00:00:
     );
     locked.assert_git_agrees_with_state();
 
-    // A person declining a prompt (a pseudo-terminal through `script`).
+    // A person declining a prompt (a pseudo-terminal through `script`: util-linux's takes
+    // the command with -c, the BSD one of macOS after the typescript file).
+    let in_pty = |cmd: &str| {
+        if cfg!(target_os = "linux") {
+            format!("script -qec {} /dev/null", e2e_quote(cmd))
+        } else {
+            format!("script -q /dev/null sh -c {}", e2e_quote(cmd))
+        }
+    };
     if e2e::have("script") {
         let env = TestEnv::with_repos(&["api"]);
         env.gw(&["create", "cur", "-b", "cur", "-r", "api"])
@@ -216,10 +224,7 @@ pre_delete = '''sed -i 's/"created_at": "[^"]*"/"created_at": "2000-01-01T00:00:
         let ws = env.workspace_dir().join("cur");
         let gw = e2e::gw_bin();
         let line = format!("{} create new -b new -r api --replace", s(gw));
-        let run = env.sh(
-            &ws,
-            &format!("printf 'n' | script -qec {} /dev/null", e2e_quote(&line)),
-        );
+        let run = env.sh(&ws, &format!("printf 'n' | {}", in_pty(&line)));
         assert!(
             run.stdout.contains("cancelled") || run.stderr.contains("cancelled"),
             "{run}"
@@ -227,8 +232,8 @@ pre_delete = '''sed -i 's/"created_at": "[^"]*"/"created_at": "2000-01-01T00:00:
         let status = env.sh(
             &ws,
             &format!(
-                "printf 'n' | script -qec {} /dev/null; echo \"exit=$?\"",
-                e2e_quote(&format!("{line}; exit $?"))
+                "printf 'n' | {}; echo \"exit=$?\"",
+                in_pty(&format!("{line}; exit $?"))
             ),
         );
         assert!(

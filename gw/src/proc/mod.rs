@@ -418,6 +418,9 @@ fn in_child(c: &mut Command, locks: &[File], die_with_grove: bool) {
     let locks: Vec<i32> = locks.iter().map(AsRawFd::as_raw_fd).collect();
     #[cfg(target_os = "linux")]
     let parent = rustix::process::getpid();
+    // The parent-death signal is Linux's; elsewhere children outlive a killed grove.
+    #[cfg(not(target_os = "linux"))]
+    let _ = die_with_grove;
     // SAFETY: the closure runs in the child between fork and exec. It allocates nothing
     // (`locks` was built before), takes no lock and only makes system calls (fcntl, prctl,
     // getppid, kill), which are async-signal-safe. Each of `locks` is a descriptor the
