@@ -19,6 +19,7 @@ mod go_commands;
 mod go_shell;
 mod gofixtures;
 mod hooks;
+mod hostile;
 mod init;
 mod list;
 mod machine;

@@ -14,7 +14,9 @@ pub use read::{
     Base, BranchInfo, Changes, Head, Repo, Tracking, Unknown, WorktreeStatus, tracking,
     worktree_status,
 };
-pub use worktree::{Link, WorktreeInfo, in_progress, link, repository_locks, worktree_locks};
+pub use worktree::{
+    Link, WorktreeInfo, in_progress, link, lock_reason, repository_locks, worktree_locks,
+};
 pub use write::*;
 
 use std::path::{Path, PathBuf};

@@ -298,14 +298,34 @@ impl Repo {
         let Some(tip) = self.ref_id(&full) else {
             return Ok(0);
         };
+        self.commits_hidden_from_refs(tip, |name| {
+            name != full && (name.starts_with("refs/heads/") || name.starts_with("refs/remotes/"))
+        })
+    }
+
+    /// How many commits reachable from `oid` (a commit, hex) no branch, tag or
+    /// remote-tracking ref reaches: the work a detached HEAD holds on its own, lost with
+    /// the worktree (its HEAD and reflog) that is its only name.
+    pub fn unreferenced_commits(&self, oid: &str) -> Result<usize, Error> {
+        let tip = ObjectId::from_hex(oid.as_bytes()).map_err(err(&self.path))?;
+        self.commits_hidden_from_refs(tip, |name| {
+            ["refs/heads/", "refs/remotes/", "refs/tags/"]
+                .iter()
+                .any(|p| name.starts_with(p))
+        })
+    }
+
+    /// How many commits reachable from `tip` are reachable from no reference `counts`.
+    fn commits_hidden_from_refs(
+        &self,
+        tip: ObjectId,
+        counts: impl Fn(&str) -> bool,
+    ) -> Result<usize, Error> {
         let refs = self.repo.references().map_err(err(&self.path))?;
         let mut others = Vec::new();
         for r in refs.all().map_err(err(&self.path))? {
             let Ok(mut r) = r else { continue };
-            let name = r.name().as_bstr().to_string();
-            if name == full
-                || !(name.starts_with("refs/heads/") || name.starts_with("refs/remotes/"))
-            {
+            if !counts(&r.name().as_bstr().to_string()) {
                 continue;
             }
             if let Ok(id) = r.peel_to_id() {

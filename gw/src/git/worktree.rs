@@ -29,6 +29,12 @@ impl Repo {
         self.repo.common_dir().to_path_buf()
     }
 
+    /// This worktree's private git directory (`.git/worktrees/<id>`; `.git` for the main
+    /// checkout).
+    pub fn git_dir(&self) -> &Path {
+        self.repo.git_dir()
+    }
+
     /// Every worktree of this repository, the main checkout first.
     pub fn worktrees(&self) -> Result<Vec<WorktreeInfo>, Error> {
         let main = self.repo.main_repo().map_err(err(self.path()))?;
@@ -158,6 +164,15 @@ pub fn in_progress(admin: &Path) -> Option<&'static str> {
     .into_iter()
     .find(|(f, _)| admin.join(f).exists())
     .map(|(_, op)| op)
+}
+
+/// Why the worktree whose private git directory is `admin` is locked (`git worktree
+/// lock`), when it is: `Some("")` for a lock without a reason.
+pub fn lock_reason(admin: &Path) -> Option<String> {
+    crate::fsx::read_optional(&admin.join("locked"))
+        .ok()
+        .flatten()
+        .map(|r| r.trim().to_string())
 }
 
 /// The lock files git may leave in a worktree's private git directory when it is killed

@@ -135,15 +135,6 @@ pub fn worktree_remove(source: &Path, path: &Path, force: bool) -> Result<(), Er
     Ok(())
 }
 
-/// `git worktree prune`: drops registrations whose directory is gone.
-pub fn worktree_prune(source: &Path) -> Result<(), Error> {
-    check(
-        Cmd::git(source).args(["worktree", "prune", "--expire=now"]),
-        source,
-    )?;
-    Ok(())
-}
-
 /// `git worktree repair`: re-links worktrees after their directories moved.
 pub fn worktree_repair(source: &Path, paths: &[&Path]) -> Result<(), Error> {
     let mut cmd = Cmd::git(source);

@@ -2,8 +2,9 @@
 //! the plans of `gw delete` and `gw remove-repo` and by their execution alike, so what
 //! `gw apply` does is what the plan showed.
 //!
-//! A branch goes only when grove created it (not `preserve_branch`), no other worktree has
-//! it checked out, and — unless forced — its commits exist on another branch or a remote.
+//! A branch goes only when grove created it (not `preserve_branch`), the workspace's
+//! worktree is registered in that repository, no other worktree has it checked out, and —
+//! unless forced — its commits exist on another branch or a remote.
 //! When that cannot be told, it is kept.
 
 use crate::fsx;
@@ -48,8 +49,22 @@ pub fn fate(r: &RepoEntry, force: bool) -> Fate {
         return Fate::Gone;
     };
     let own = fsx::canonical(&r.worktree_path);
+    let is_own = |w: &git::WorktreeInfo| {
+        !w.is_main && (w.path == r.worktree_path || fsx::canonical(&w.path) == own)
+    };
     match repo.worktrees() {
         Ok(wts) => {
+            // The branch is the workspace's only if its worktree is this repository's: a
+            // `source_repo` edited to name another repository must not cost that one a
+            // branch.
+            if !wts.iter().any(is_own) {
+                return Fate::Keep(format!(
+                    "kept branch {branch}: `{}` is not registered as a worktree of `{}`, so \
+                     the branch cannot be told to be the workspace's",
+                    r.worktree_path.display(),
+                    r.source_repo.display()
+                ));
+            }
             if let Some(wt) = wts.iter().find(|w| {
                 w.branch.as_deref() == Some(branch.as_str())
                     && !w.prunable

@@ -318,30 +318,39 @@ fn preflight(ws: &Workspace, force: bool) -> Result<(Vec<Inspection>, Vec<String
     let stray = teardown::stray_files(ws);
     if !force {
         let mut dirty = Vec::new();
+        let mut parts = Vec::new();
         for (r, i) in ws.repos.iter().zip(&inspections) {
+            let changes = i.changes.clone().unwrap_or_default();
+            let mut why: Vec<String> = Vec::new();
             if let Some(e) = &i.error {
-                dirty.push(serde_json::json!({ "repo": r.repo_name, "changes": [], "error": e }));
-            } else if let Some(c) = i.changes.as_ref().filter(|c| !c.is_empty()) {
-                dirty.push(serde_json::json!({ "repo": r.repo_name, "changes": c }));
+                why.push(e.clone());
             } else if i.exists && !i.source_exists {
-                dirty.push(serde_json::json!({ "repo": r.repo_name, "changes": [], "error": "source repository is missing" }));
+                why.push("source repository is missing".into());
             }
+            if !changes.is_empty() {
+                let n = changes.len();
+                why.push(format!(
+                    "{n} uncommitted change{}",
+                    if n == 1 { "" } else { "s" }
+                ));
+            }
+            why.extend(i.held.iter().cloned());
+            if why.is_empty() {
+                continue;
+            }
+            parts.push(format!("{} ({})", r.repo_name, why.join("; ")));
+            let mut entry = serde_json::json!({ "repo": r.repo_name, "changes": changes });
+            if let Some(e) = i.error.clone().or_else(|| {
+                (i.exists && !i.source_exists).then(|| "source repository is missing".into())
+            }) {
+                entry["error"] = e.into();
+            }
+            if !i.held.is_empty() {
+                entry["held"] = i.held.clone().into();
+            }
+            dirty.push(entry);
         }
         if !dirty.is_empty() || !stray.is_empty() {
-            let mut parts: Vec<String> = dirty
-                .iter()
-                .map(|d| {
-                    let n = d["changes"].as_array().map(|a| a.len()).unwrap_or(0);
-                    match d.get("error").and_then(|e| e.as_str()) {
-                        Some(e) => format!("{} ({e})", d["repo"].as_str().unwrap_or("?")),
-                        None => format!(
-                            "{} ({n} uncommitted change{})",
-                            d["repo"].as_str().unwrap_or("?"),
-                            if n == 1 { "" } else { "s" }
-                        ),
-                    }
-                })
-                .collect();
             if !stray.is_empty() {
                 parts.push(format!("files outside any worktree: {}", stray.join(", ")));
             }
@@ -353,7 +362,7 @@ fn preflight(ws: &Workspace, force: bool) -> Result<(Vec<Inspection>, Vec<String
                     parts.join("; ")
                 ),
             )
-            .with_fix("Commit or stash the changes, or pass --force to discard them")
+            .with_fix("Commit or stash the changes (and finish or abort what is in progress), or pass --force to discard them")
             .with_details(
                 serde_json::json!({ "workspace": ws.name, "repos": dirty, "stray_files": stray }),
             )

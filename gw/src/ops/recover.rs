@@ -193,6 +193,15 @@ fn recover(ctx: &Ctx<'_>, f: Found) -> Recovered {
         steps: Vec::new(),
         detail: Some(detail),
     };
+    if let Some(stranger) = unknown_source(ctx, &record) {
+        return left(format!(
+            "it names `{}`, a repository no workspace and no repository directory of grove's \
+             has; recovery acts only in repositories grove knows, so it left this operation \
+             alone: look at it, then remove `{}` by hand",
+            stranger.display(),
+            f.path.display()
+        ));
+    }
     let mut locks = Vec::new();
     for n in &names {
         match tx::workspace_lock(ctx, n) {
@@ -262,6 +271,49 @@ fn recover(ctx: &Ctx<'_>, f: Found) -> Recovered {
     }
 }
 
+/// The first repository a step of `record` acts in that grove does not know — none of the
+/// workspaces in state or in the journal's own state changes uses it, and it is not in a
+/// repository directory. A journal is a file: an edited one must not delete a branch or
+/// drop a registration in any repository on disk.
+fn unknown_source(ctx: &Ctx<'_>, record: &journal::Record) -> Option<std::path::PathBuf> {
+    use std::collections::BTreeSet;
+    let canonical = |p: &std::path::Path| crate::fsx::canonical_lenient(p);
+    let named: Vec<&std::path::Path> = record
+        .steps
+        .iter()
+        .filter_map(|s| s.action.source())
+        .filter(|s| s.is_dir())
+        .collect();
+    if named.is_empty() {
+        return None;
+    }
+    let mut known: BTreeSet<std::path::PathBuf> = BTreeSet::new();
+    let recorded = record.steps.iter().flat_map(|s| match &s.action {
+        Action::SetState { before, after, .. } => before
+            .iter()
+            .chain(after.iter())
+            .map(|w| w.as_ref())
+            .collect(),
+        _ => Vec::new(),
+    });
+    let state = ctx.state().ok();
+    for w in recorded.chain(state.iter().flat_map(|s| s.workspaces.iter())) {
+        known.extend(w.repos.iter().filter_map(|r| canonical(&r.source_repo)));
+    }
+    if let Ok(config) = ctx.config() {
+        known.extend(
+            crate::ops::repos::discover(ctx, &config)
+                .repos
+                .iter()
+                .filter_map(|r| canonical(&r.path)),
+        );
+    }
+    named
+        .into_iter()
+        .find(|s| !canonical(s).is_some_and(|c| known.contains(&c)))
+        .map(std::path::Path::to_path_buf)
+}
+
 fn undo_name(u: &Undo) -> String {
     match u {
         Undo::Undone => "undone".into(),
@@ -308,7 +360,6 @@ fn complete(
                 },
                 Err(e) => Err(Error::from(e)),
             },
-            Action::PruneWorktrees { source, .. } if !source.is_dir() => Ok(()),
             other => tx::apply(ctx, other),
         };
         match result {

@@ -374,12 +374,11 @@ fn check(r: &RepoEntry) -> Option<Refusal> {
         Ok(x) => x,
         Err(e) => return refusal(Code::WorktreeDirty, e.to_string(), Vec::new()),
     };
-    if let Some(op) = head.in_progress {
-        return refusal(
-            Code::WorktreeDirty,
-            format!("a {op} is in progress"),
-            changes.lines,
-        );
+    let held = git::Repo::open(&r.worktree_path)
+        .map(|repo| teardown::held_work(&repo))
+        .unwrap_or_default();
+    if !held.is_empty() {
+        return refusal(Code::WorktreeDirty, held.join("; "), changes.lines);
     }
     if !changes.is_clean() {
         let n = changes.count();

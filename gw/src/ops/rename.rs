@@ -85,6 +85,7 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
         )));
     }
 
+    check_worktrees_inside(&ws)?;
     let moved = moved_entries(&ws, &new_path);
     let mut warnings = Vec::new();
     // Worktrees whose registration must follow the move: inside the workspace directory,
@@ -99,6 +100,14 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
                 "{}: source repository `{}` is missing; its registration was not updated",
                 old.repo_name,
                 old.source_repo.display()
+            ));
+            continue;
+        }
+        if !std::fs::symlink_metadata(old.worktree_path.join(".git")).is_ok_and(|m| m.is_file()) {
+            warnings.push(format!(
+                "{}: `{}` is not a worktree (no `.git` file); its registration was not updated",
+                old.repo_name,
+                old.worktree_path.display()
             ));
             continue;
         }
@@ -184,6 +193,44 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
         warnings,
         cwd_moved_to,
     })
+}
+
+/// Every worktree path state records inside the workspace directory must stay inside it
+/// with symlinks resolved: the directory moves as a whole, and git is told the worktrees'
+/// new places, so a path leading out through a symlink would have grove point git at (and
+/// write the `.git` file of) something outside. Checked before anything moves.
+fn check_worktrees_inside(ws: &Workspace) -> Result<()> {
+    let Some(inside) = fsx::canonical_lenient(&ws.path) else {
+        return Ok(());
+    };
+    for r in ws
+        .repos
+        .iter()
+        .filter(|r| r.worktree_path.starts_with(&ws.path))
+    {
+        let resolved = fsx::canonical_lenient(&r.worktree_path);
+        let escapes = r
+            .worktree_path
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+            || !resolved
+                .as_ref()
+                .is_some_and(|c| c.starts_with(&inside) && *c != inside);
+        if escapes {
+            return Err(Error::new(
+                Code::CorruptState,
+                format!(
+                    "cannot rename `{}`; nothing was changed: the worktree of {} is recorded at `{}`, which leads out of the workspace directory",
+                    ws.name,
+                    r.repo_name,
+                    r.worktree_path.display()
+                ),
+            )
+            .with_fix("Correct the path in state.json by hand, or run `gw doctor` to see what is wrong")
+            .with_details(serde_json::json!({ "workspace": ws.name, "repo": r.repo_name, "path": r.worktree_path })));
+        }
+    }
+    Ok(())
 }
 
 /// The workspace named `name` and where it would move: refused when `to` is taken, as a

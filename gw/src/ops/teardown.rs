@@ -39,14 +39,54 @@ pub struct Inspection {
     pub changes: Option<Vec<String>>,
     /// Ignored files and directories (`node_modules/`, `.env`): removed with the worktree.
     pub ignored: Vec<String>,
+    /// Work it holds beyond its files ([`held_work`]).
+    pub held: Vec<String>,
     pub error: Option<String>,
 }
 
 impl Inspection {
-    /// Uncommitted changes were found.
+    /// Removing it would lose work: uncommitted changes, or work it holds beyond them.
     pub fn dirty(&self) -> bool {
-        self.changes.as_ref().is_some_and(|c| !c.is_empty())
+        self.changes.as_ref().is_some_and(|c| !c.is_empty()) || !self.held.is_empty()
     }
+}
+
+/// What the worktree `repo` holds beyond its files, which removing it would lose although
+/// `git status` is clean: commits only its detached HEAD names (the worktree's HEAD and
+/// reflog are their last reference), an operation stopped half way (a rebase's rewritten
+/// commits), a lock someone put on it (`git worktree lock`: "keep this"). One line per
+/// reason; empty when there is none.
+pub fn held_work(repo: &git::Repo) -> Vec<String> {
+    let mut held = Vec::new();
+    match repo.head() {
+        Ok(head) => {
+            if let Some(op) = &head.in_progress {
+                held.push(format!("a {op} is in progress"));
+            }
+            if let (true, Some(oid)) = (head.detached, &head.oid) {
+                let short = &oid[..oid.len().min(7)];
+                match repo.unreferenced_commits(oid) {
+                    Ok(0) => {}
+                    Ok(n) => held.push(format!(
+                        "its detached HEAD ({short}) has {n} commit{} no branch, tag or remote has",
+                        if n == 1 { "" } else { "s" }
+                    )),
+                    Err(e) => held.push(format!(
+                        "cannot tell whether its detached HEAD ({short}) has commits found nowhere else: {e}"
+                    )),
+                }
+            }
+        }
+        Err(e) => held.push(format!("cannot read its HEAD: {e}")),
+    }
+    if let Some(reason) = git::lock_reason(repo.git_dir()) {
+        held.push(if reason.is_empty() {
+            "it is locked (`git worktree lock`)".to_string()
+        } else {
+            format!("it is locked (`git worktree lock`): {reason}")
+        });
+    }
+    held
 }
 
 /// Looks at the worktree of `r`.
@@ -58,13 +98,19 @@ pub fn inspect(r: &RepoEntry) -> Inspection {
         source_exists,
         changes: None,
         ignored: Vec::new(),
+        held: Vec::new(),
         error: None,
     };
     if exists {
-        match git::Repo::open(&r.worktree_path).and_then(|repo| repo.changes_and_ignored()) {
-            Ok((c, ignored)) => {
+        let read = git::Repo::open(&r.worktree_path).and_then(|repo| {
+            let (changes, ignored) = repo.changes_and_ignored()?;
+            Ok((changes, ignored, held_work(&repo)))
+        });
+        match read {
+            Ok((c, ignored, held)) => {
                 i.changes = Some(c.lines);
                 i.ignored = ignored;
+                i.held = held;
             }
             Err(e) => i.error = Some(e.to_string()),
         }
@@ -117,6 +163,10 @@ pub fn describe_worktree(r: &RepoEntry, label: &str, i: &Inspection, d: &mut Des
             if changes.len() == 1 { "" } else { "s" },
             changes.join(", ")
         ));
+    }
+    for why in &i.held {
+        d.warnings
+            .push(format!("{label}: {why}; removing the worktree loses that"));
     }
     if !i.ignored.is_empty() {
         d.warnings.push(format!(
@@ -363,6 +413,12 @@ fn recheck(req: &Request<'_>) -> Result<()> {
             ),
             _ => {}
         }
+        appeared.extend(
+            now.held
+                .iter()
+                .filter(|h| !before.held.contains(h))
+                .map(|h| format!("{}: {h}", r.repo_name)),
+        );
     }
     if req.after.is_none() {
         appeared.extend(

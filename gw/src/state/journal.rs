@@ -93,9 +93,9 @@ pub enum Action {
     },
     /// A rename of a directory (a workspace into `.trash/`, or to its new name).
     MoveDir { from: PathBuf, to: PathBuf },
-    /// `git worktree prune` in `source`: every registration whose directory is gone. Only
-    /// in journals of earlier versions (now [`Action::RemoveRegistration`] removes exactly
-    /// grove's own); recovery still finishes it.
+    /// `git worktree prune` in `source`. Only in journals of earlier versions (now
+    /// [`Action::RemoveRegistration`] removes exactly grove's own); recovery finishes it by
+    /// removing the registrations of missing directories inside a workspace directory only.
     PruneWorktrees { repo: String, source: PathBuf },
     /// Removes `source`'s registration of the worktree that was at `path` (as git recorded
     /// it), after the directory moved away. Not undoable; only done after the commit point.
@@ -154,6 +154,22 @@ impl Action {
             | Action::SwitchBranch { repo, .. }
             | Action::Rebase { repo, .. } => Some(repo),
             Action::CreateDir { .. } | Action::MoveDir { .. } | Action::SetState { .. } => None,
+        }
+    }
+
+    /// The source repository this action acts in, if any.
+    pub fn source(&self) -> Option<&Path> {
+        match self {
+            Action::AddWorktree { source, .. }
+            | Action::PruneWorktrees { source, .. }
+            | Action::RemoveRegistration { source, .. }
+            | Action::RepairWorktrees { source, .. }
+            | Action::DeleteBranch { source, .. } => Some(source),
+            Action::CreateDir { .. }
+            | Action::MoveDir { .. }
+            | Action::SwitchBranch { .. }
+            | Action::Rebase { .. }
+            | Action::SetState { .. } => None,
         }
     }
 

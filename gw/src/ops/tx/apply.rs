@@ -92,9 +92,23 @@ fn apply_inner(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
             }
             Ok(fsx::rename(from, to)?)
         }
+        // Journals of earlier versions recorded a `git worktree prune`. It would drop the
+        // registrations of every worktree whose directory is missing — a user's on an
+        // unmounted drive, another gw's in the middle of a move — so what it finishes is
+        // narrower: the registrations of missing directories inside a workspace directory.
         Action::PruneWorktrees { repo, source } => {
-            let _lock = repo_lock(ctx, source)?;
-            git::worktree_prune(source).map_err(|e| Error::from(e).context(repo))
+            if !source.is_dir() {
+                return Ok(());
+            }
+            let gone: Vec<PathBuf> = git::Repo::open(source)?
+                .worktrees()?
+                .into_iter()
+                .filter(|w| !w.is_main && w.prunable && territory.check(&w.path, "").is_ok())
+                .map(|w| w.path)
+                .collect();
+            gone.iter()
+                .try_for_each(|p| remove_registration(ctx, source, p))
+                .map_err(|e| e.context(repo))
         }
         Action::RemoveRegistration { repo, source, path } => {
             remove_registration(ctx, source, path).map_err(|e| e.context(repo))
@@ -456,11 +470,18 @@ fn undo_move(
         fsx::remove_empty_dir(parent);
     }
     for (repo, source, paths) in relink {
+        // Only worktrees back inside the workspace directory (a path through a symlink may
+        // lead out of it) whose `.git` file is there to be pointed at: anything else was
+        // not a worktree the repair could have moved, and repairing it would write where
+        // grove does not act, or fail for ever.
         let back: Vec<PathBuf> = paths
             .iter()
             .filter_map(|p| p.strip_prefix(to).ok())
             .map(|rel| from.join(rel))
-            .filter(|p| p.is_dir())
+            .filter(|p| {
+                territory.check(p, "").is_ok()
+                    && std::fs::symlink_metadata(p.join(".git")).is_ok_and(|m| m.is_file())
+            })
             .collect();
         if back.is_empty() || !source.is_dir() {
             continue;

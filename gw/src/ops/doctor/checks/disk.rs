@@ -89,8 +89,9 @@ pub(super) fn check_registrations(c: &Checkup<'_>) -> Vec<Issue> {
     out
 }
 
-/// A worktree that holds nothing but the files of the commit it has checked out: removing
-/// it loses nothing (its branch stays).
+/// A worktree that holds nothing but the files of the commit it has checked out, and no
+/// work beyond them ([`crate::ops::teardown::held_work`]: commits only its detached HEAD
+/// names, an operation in progress, a lock): removing it loses nothing.
 pub(crate) fn disposable(path: &Path) -> bool {
     let Ok(repo) = git::Repo::open(path) else {
         return false;
@@ -99,6 +100,7 @@ pub(crate) fn disposable(path: &Path) -> bool {
         return false;
     };
     repo.holds_only_files_of(&head, path).unwrap_or(false)
+        && crate::ops::teardown::held_work(&repo).is_empty()
 }
 
 /// Entries of the workspace directories that no workspace records and no operation is
@@ -131,7 +133,14 @@ pub(super) fn check_stray(c: &Checkup<'_>) -> Vec<Issue> {
             let Some(canonical) = fsx::canonical_lenient(&path) else {
                 continue;
             };
-            if recorded.contains(&canonical) || c.journaled.contains(&canonical) {
+            // A worktree of a repository grove knows is reported as one
+            // (`check_registrations`), not as a directory.
+            if recorded.contains(&canonical)
+                || c.journaled.contains(&canonical)
+                || c.sources
+                    .values()
+                    .any(|s| s.registered.contains_key(&canonical))
+            {
                 continue;
             }
             let i = Issue::new(
