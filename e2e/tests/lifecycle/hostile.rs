@@ -18,15 +18,19 @@ fn victim(env: &TestEnv) -> (PathBuf, String) {
     (dir, tip)
 }
 
-/// Writes an interrupted operation's journal (its gw long gone).
-fn journal(env: &TestEnv, kind: &str, phase: &str, steps: serde_json::Value) {
+/// Writes the journal of a delete of `gone` interrupted past its commit point (its gw long
+/// gone), with `step` left to do.
+fn committed_delete(env: &TestEnv, step: serde_json::Value) {
     let ops = env.grove_home.join("operations");
     std::fs::create_dir_all(&ops).unwrap();
     let id = "20260101T000000Z-99999";
     let record = serde_json::json!({
-        "version": 1, "id": id, "kind": kind, "workspace": "gone", "pid": 1,
+        "version": 1, "id": id, "kind": "delete", "workspace": "gone", "pid": 1,
         "started_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
-        "phase": phase, "steps": steps,
+        "phase": "committed", "steps": [
+            {"action": "set_state", "name": "gone", "before": null, "after": null, "status": "done"},
+            step,
+        ],
     });
     std::fs::write(ops.join(format!("{id}.json")), record.to_string()).unwrap();
 }
@@ -172,15 +176,10 @@ fn an_edited_source_repo_costs_another_repository_no_branch() {
 fn recovery_acts_only_in_repositories_grove_knows() {
     let env = TestEnv::with_repos(&["api"]);
     let (victim, tip) = victim(&env);
-    journal(
+    committed_delete(
         &env,
-        "delete",
-        "committed",
-        serde_json::json!([
-            {"action": "set_state", "name": "gone", "before": null, "after": null, "status": "done"},
-            {"action": "delete_branch", "repo": "api", "source": s(&victim), "branch": "keepme",
-             "tip": tip, "status": "planned"},
-        ]),
+        serde_json::json!({"action": "delete_branch", "repo": "api", "source": s(&victim),
+                           "branch": "keepme", "tip": tip, "status": "planned"}),
     );
     let r = env.gw(&["doctor", "--fix", "--format", "json"]).json()["result"].clone();
     assert!(env.has_branch(&victim, "keepme"), "{r:#}");
@@ -194,14 +193,10 @@ fn recovery_acts_only_in_repositories_grove_knows() {
     let usb = env.root.join("usb/api-wt");
     env.git(&api, &["worktree", "add", "-q", "-b", "usb", s(&usb)]);
     std::fs::rename(env.root.join("usb"), env.root.join("unmounted")).unwrap();
-    journal(
+    committed_delete(
         &env,
-        "delete",
-        "committed",
-        serde_json::json!([
-            {"action": "set_state", "name": "gone", "before": null, "after": null, "status": "done"},
-            {"action": "prune_worktrees", "repo": "api", "source": s(&api), "status": "planned"},
-        ]),
+        serde_json::json!({"action": "prune_worktrees", "repo": "api", "source": s(&api),
+                           "status": "planned"}),
     );
     let r = env
         .gw(&["doctor", "--fix", "--format", "json"])

@@ -6,14 +6,13 @@
 
 mod pristine;
 mod read;
+mod tracking;
 pub mod url;
 mod worktree;
 mod write;
 
-pub use read::{
-    Base, BranchInfo, Changes, Head, Repo, Tracking, Unknown, WorktreeStatus, tracking,
-    worktree_status,
-};
+pub use read::{Base, BranchInfo, Changes, Head, Repo, WorktreeStatus, worktree_status};
+pub use tracking::{Tracking, Unknown, tracking};
 pub use worktree::{
     Link, WorktreeInfo, in_progress, link, lock_reason, repository_locks, worktree_locks,
 };

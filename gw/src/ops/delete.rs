@@ -321,12 +321,10 @@ fn preflight(ws: &Workspace, force: bool) -> Result<(Vec<Inspection>, Vec<String
         let mut parts = Vec::new();
         for (r, i) in ws.repos.iter().zip(&inspections) {
             let changes = i.changes.clone().unwrap_or_default();
-            let mut why: Vec<String> = Vec::new();
-            if let Some(e) = &i.error {
-                why.push(e.clone());
-            } else if i.exists && !i.source_exists {
-                why.push("source repository is missing".into());
-            }
+            let error = i.error.clone().or_else(|| {
+                (i.exists && !i.source_exists).then(|| "source repository is missing".into())
+            });
+            let mut why: Vec<String> = error.iter().cloned().collect();
             if !changes.is_empty() {
                 let n = changes.len();
                 why.push(format!(
@@ -340,9 +338,7 @@ fn preflight(ws: &Workspace, force: bool) -> Result<(Vec<Inspection>, Vec<String
             }
             parts.push(format!("{} ({})", r.repo_name, why.join("; ")));
             let mut entry = serde_json::json!({ "repo": r.repo_name, "changes": changes });
-            if let Some(e) = i.error.clone().or_else(|| {
-                (i.exists && !i.source_exists).then(|| "source repository is missing".into())
-            }) {
+            if let Some(e) = error {
                 entry["error"] = e.into();
             }
             if !i.held.is_empty() {

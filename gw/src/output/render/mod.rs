@@ -7,6 +7,7 @@ mod daily;
 mod plugin;
 mod run;
 mod setup;
+mod status;
 mod workspace;
 
 use std::io;

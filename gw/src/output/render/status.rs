@@ -1,0 +1,242 @@
+//! Rendering of where a workspace stands: `gw status` and `gw context`.
+
+use std::io;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::{json_line, json_pretty, lines, path_str, tsv, value};
+use crate::action::NextAction;
+use crate::ops::context::ContextReport;
+use crate::ops::status::{RepoState, RepoStatus, StatusReport};
+use crate::output::{DataFormat, Json, Printer, Render, Role};
+
+// ---- status ----
+
+fn dash(n: Option<usize>) -> String {
+    n.map(|n| n.to_string()).unwrap_or_else(|| "-".into())
+}
+
+/// The Go grove's `status` field: `clean`, the short-status text, or `error: …`.
+fn legacy_status(r: &RepoStatus) -> String {
+    match (&r.error, r.changes.is_empty()) {
+        (Some(e), _) => format!("error: {e}"),
+        (None, true) => "clean".into(),
+        (None, false) => r.changes.join("\n"),
+    }
+}
+
+fn status_cell(r: &RepoStatus) -> String {
+    if let Some(e) = &r.error {
+        return if r.state == RepoState::Missing {
+            "missing".into()
+        } else {
+            format!("error: {e}")
+        };
+    }
+    let mut s = if r.changed == 0 {
+        "clean".to_string()
+    } else {
+        format!("{} changed", r.changed)
+    };
+    if let Some(op) = &r.in_progress {
+        s.push_str(&format!(" ({op} in progress)"));
+    }
+    s
+}
+
+fn live_branch(r: &RepoStatus) -> String {
+    r.branch.clone().unwrap_or_else(|| "(detached)".into())
+}
+
+impl Render for StatusReport {
+    fn result(&self) -> Json<'_> {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        let name = p.paint(Role::Name, &self.workspace);
+        p.line(&format!("Workspace: {name}  ({})", self.path.display()))?;
+        if let Some(s) = &self.source {
+            p.line(&format!("Source: {}", super::workspace::source_line(s)))?;
+        }
+        p.line("")?;
+        let rows: Vec<Vec<String>> = self
+            .repos
+            .iter()
+            .map(|r| {
+                let ab = ahead_behind(r.ahead, r.behind);
+                let mut branch = live_branch(r);
+                if r.branch.as_deref() != Some(r.recorded_branch.as_str()) {
+                    branch = p.paint(Role::Warning, &branch);
+                }
+                let status = status_cell(r);
+                let status = if r.changed > 0 || r.error.is_some() {
+                    p.paint(Role::Warning, &status)
+                } else {
+                    status
+                };
+                vec![r.repo.clone(), branch, ab, status]
+            })
+            .collect();
+        p.table(&["Repo", "Branch", "↑↓", "Status"], &rows)
+    }
+    fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
+        let repo = |r: &RepoStatus| {
+            json!({
+                "repo": r.repo,
+                "branch": r.branch.clone().unwrap_or_default(),
+                "status": legacy_status(r),
+                "changed": r.changed,
+                "ahead": dash(r.ahead),
+                "behind": dash(r.behind),
+                "base_branch": r.base_branch.clone().unwrap_or_default(),
+            })
+        };
+        Some(match f {
+            DataFormat::Json => {
+                let mut doc = json!({ "workspace": self.workspace, "path": self.path });
+                if let Some(s) = &self.source {
+                    doc["source"] = serde_json::to_value(s).expect("a source serialises");
+                }
+                doc["repos"] = Value::Array(self.repos.iter().map(repo).collect());
+                json_pretty(p, &doc)
+            }
+            DataFormat::Jsonl => self.repos.iter().try_for_each(|r| {
+                let mut v = repo(r);
+                v["workspace"] = json!(self.workspace);
+                v["path"] = json!(r.path);
+                json_line(p, &v)
+            }),
+            DataFormat::Tsv => tsv(
+                p,
+                &[
+                    "WORKSPACE",
+                    "REPO",
+                    "PATH",
+                    "BRANCH",
+                    "AHEAD",
+                    "BEHIND",
+                    "CHANGED",
+                    "STATUS",
+                ],
+                &self
+                    .repos
+                    .iter()
+                    .map(|r| {
+                        vec![
+                            self.workspace.clone(),
+                            r.repo.clone(),
+                            path_str(&r.path),
+                            r.branch.clone().unwrap_or_default(),
+                            dash(r.ahead),
+                            dash(r.behind),
+                            r.changed.to_string(),
+                            status_cell(r),
+                        ]
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            DataFormat::Name => lines(p, self.repos.iter().map(|r| r.repo.as_str())),
+            DataFormat::Path => {
+                let paths: Vec<String> = self.repos.iter().map(|r| path_str(&r.path)).collect();
+                lines(p, paths.iter().map(String::as_str))
+            }
+            DataFormat::Table => return None,
+        })
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        StatusReport::next_actions(self)
+    }
+}
+
+// ---- context ----
+
+fn tilde(p: &Path, home: Option<&Path>) -> String {
+    match home.and_then(|h| p.strip_prefix(h).ok()) {
+        Some(rest) if rest.as_os_str().is_empty() => "~".into(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path_str(p),
+    }
+}
+
+impl Render for ContextReport {
+    fn result(&self) -> Json<'_> {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        let home = self.grove_home.parent();
+        let t = |x: &Path| tilde(x, home);
+        p.line(&format!(
+            "Grove:      {} ({})",
+            self.grove_version,
+            t(&self.grove_home)
+        ))?;
+        if !self.initialized {
+            p.line("Config:     not initialized (run `gw init <repo-dir>`)")?;
+        } else {
+            p.line(&format!("Config:     {}", t(&self.config_path)))?;
+        }
+        let dirs: Vec<String> = self.repo_dirs.iter().map(|d| t(d)).collect();
+        p.line(&format!(
+            "Repo dirs:  {}",
+            if dirs.is_empty() {
+                "none".into()
+            } else {
+                dirs.join(", ")
+            }
+        ))?;
+        p.line(&format!(
+            "Presets:    {}",
+            if self.presets.is_empty() {
+                "none".into()
+            } else {
+                self.presets.join(", ")
+            }
+        ))?;
+        p.line(&format!(
+            "Workspaces: {} in {}",
+            self.workspace_count,
+            t(&self.workspace_dir)
+        ))?;
+        let Some(ws) = &self.workspace else {
+            return Ok(());
+        };
+        p.line("")?;
+        let name = p.paint(Role::Name, &ws.workspace);
+        p.line(&format!(
+            "Workspace: {name}  ({})  branch {}",
+            t(&ws.path),
+            ws.branch
+        ))?;
+        let rows: Vec<Vec<String>> = ws
+            .repos
+            .iter()
+            .map(|r| {
+                let ab = ahead_behind(r.ahead, r.behind);
+                vec![
+                    r.repo.clone(),
+                    live_branch(r),
+                    r.base_branch.clone().unwrap_or_else(|| "-".into()),
+                    ab,
+                    status_cell(r),
+                    format!("{:?}", r.preparation.status).to_lowercase(),
+                ]
+            })
+            .collect();
+        p.table(&["Repo", "Branch", "Base", "↑↓", "State", "Setup"], &rows)
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        self.next_actions.clone()
+    }
+}
+
+/// `2↑ 1↓`, or `-` when either count is unknown.
+fn ahead_behind(ahead: Option<usize>, behind: Option<usize>) -> String {
+    match (ahead, behind) {
+        (Some(a), Some(b)) => format!("{a}↑ {b}↓"),
+        _ => "-".into(),
+    }
+}
