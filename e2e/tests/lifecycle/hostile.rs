@@ -86,6 +86,10 @@ fn doctor_fix_keeps_worktrees_holding_work_beyond_their_files() {
     let untracked = issues_of(&r, "untracked_worktree");
     assert_eq!(untracked.len(), 3, "{r:#}");
     assert!(untracked.iter().all(|i| i["fixable"] == false), "{r:#}");
+    let said: String = untracked.iter().map(|i| i["issue"].to_string()).collect();
+    for what in ["detached HEAD", "locked", "bisect is in progress"] {
+        assert!(said.contains(what), "says {what}: {r:#}");
+    }
     assert!(
         issues_of(&r, "stray_directory").is_empty(),
         "a worktree is reported once, as a worktree: {r:#}"

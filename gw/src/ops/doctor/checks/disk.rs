@@ -61,10 +61,18 @@ pub(super) fn check_registrations(c: &Checkup<'_>) -> Vec<Issue> {
                 );
                 continue;
             }
+            let held = git::Repo::open(&wt.path)
+                .map(|r| crate::ops::teardown::held_work(&r))
+                .unwrap_or_default();
+            let holds = if held.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", held.join("; "))
+            };
             let mut i = Issue::new(
                 K::UntrackedWorktree,
                 format!(
-                    "`{}` is a worktree inside the workspace directory that no workspace records",
+                    "`{}` is a worktree inside the workspace directory that no workspace records{holds}",
                     wt.path.display()
                 ),
                 format!(
