@@ -501,6 +501,27 @@ fn ctrl_c_rolls_back_and_says_cancelled() {
 }
 
 /// Item 8: The smaller ones.
+/// Past its commit point an operation finishes what it recorded, whatever signal comes: a
+/// delete interrupted while it removes git's registrations completes, says so, and leaves
+/// no journal (it used to end at once, in the middle, and leave one for `gw doctor --fix`).
+#[test]
+fn ctrl_c_past_the_commit_point_finishes_the_operation() {
+    let mut env = TestEnv::with_repos(&["api", "web"]);
+    env.create("ws", "ws", "api,web");
+    let gate = env.fake_git(&[("worktree remove", WAIT_FOR_RELEASE)]);
+    let child = spawn(&env, &["delete", "ws", "--format", "json"]);
+    gate.wait_started(1);
+    kill("-INT", child.id(), true);
+    // A second Ctrl-C, as an impatient person gives, changes nothing.
+    kill("-INT", child.id(), true);
+    gate.release();
+    let run = wait(child, "gw delete").success();
+    assert_eq!(run.result()["deleted"][0]["outcome"], "deleted", "{run}");
+    assert!(journals(&env).is_empty(), "no journal is left: {run}");
+    assert!(env.workspace_names().is_empty());
+    env.assert_git_agrees_with_state();
+}
+
 #[test]
 fn edge_inputs_get_clear_errors() {
     let env = TestEnv::with_repos(&["api"]);

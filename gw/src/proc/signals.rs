@@ -112,6 +112,16 @@ pub struct ModeGuard {
     previous: u8,
 }
 
+impl ModeGuard {
+    /// Switches to `mode`; dropping the guard still restores the mode from before it.
+    /// (Assigning a new guard over this one would not do: dropping the old one would
+    /// restore that mode at once, over the new one.)
+    pub fn switch(&mut self, mode: Mode) {
+        let _transition = TRANSITION.lock().unwrap_or_else(|p| p.into_inner());
+        MODE.store(mode as u8, Ordering::SeqCst);
+    }
+}
+
 impl Drop for ModeGuard {
     fn drop(&mut self) {
         let _transition = TRANSITION.lock().unwrap_or_else(|p| p.into_inner());

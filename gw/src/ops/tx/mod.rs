@@ -164,7 +164,7 @@ impl<'c, 'a> Tx<'c, 'a> {
     /// interrupts: what is left is finished.
     pub fn commit_with(&mut self, action: Action, then: Vec<Action>) -> Result<Vec<usize>> {
         self.run(action)?;
-        self.mode = signals::enter(signals::Mode::Defer);
+        self.mode.switch(signals::Mode::Defer);
         let first = self.journal.record.steps.len();
         self.journal
             .record
@@ -189,7 +189,7 @@ impl<'c, 'a> Tx<'c, 'a> {
     /// undone (or deliberately kept); otherwise it stays for `gw doctor --fix` and the
     /// returned flag is false.
     pub fn rollback(mut self) -> (Vec<(Action, Undo)>, bool) {
-        self.mode = signals::enter(signals::Mode::Defer);
+        self.mode.switch(signals::Mode::Defer);
         self.journal.record.phase = Phase::RollingBack;
         let _ = self.journal.write();
         let outcomes = undo_steps(self.ctx, &mut self.journal.record.steps);
