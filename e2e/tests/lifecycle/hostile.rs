@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use e2e::{TestEnv, s};
+use e2e::{TestEnv, WAIT_FOR_RELEASE, s};
 
 /// A repository of the user's that grove has never been told about, with a branch
 /// `keepme`. Returns its path and `keepme`'s tip.
@@ -21,18 +21,49 @@ fn victim(env: &TestEnv) -> (PathBuf, String) {
 /// Writes the journal of a delete of `gone` interrupted past its commit point (its gw long
 /// gone), with `step` left to do.
 fn committed_delete(env: &TestEnv, step: serde_json::Value) {
+    journal(
+        env,
+        "delete",
+        "gone",
+        "committed",
+        serde_json::Value::Null,
+        &[step],
+    );
+}
+
+/// Writes the journal of an interrupted `kind` of `workspace` (its gw long gone): a
+/// `set_state` from `before` to nothing, done, then `steps` (each with its status).
+fn journal(
+    env: &TestEnv,
+    kind: &str,
+    workspace: &str,
+    phase: &str,
+    before: serde_json::Value,
+    steps: &[serde_json::Value],
+) {
     let ops = env.grove_home.join("operations");
     std::fs::create_dir_all(&ops).unwrap();
     let id = "20260101T000000Z-99999";
+    let mut all = vec![serde_json::json!({"action": "set_state", "name": workspace,
+        "before": before, "after": null, "status": "done"})];
+    all.extend(steps.iter().cloned());
     let record = serde_json::json!({
-        "version": 1, "id": id, "kind": "delete", "workspace": "gone", "pid": 1,
+        "version": 1, "id": id, "kind": kind, "workspace": workspace, "pid": 1,
         "started_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
-        "phase": "committed", "steps": [
-            {"action": "set_state", "name": "gone", "before": null, "after": null, "status": "done"},
-            step,
-        ],
+        "phase": phase, "steps": all,
     });
     std::fs::write(ops.join(format!("{id}.json")), record.to_string()).unwrap();
+}
+
+/// A state entry of workspace `name` with one repository `source` on `branch`.
+fn entry(env: &TestEnv, name: &str, source: &Path, branch: &str) -> serde_json::Value {
+    let path = env.workspace_dir().join(name);
+    serde_json::json!({
+        "name": name, "path": s(&path), "branch": branch,
+        "created_at": "2026-12-01T19:25:39.060990",
+        "repos": [{"repo_name": "r", "source_repo": s(source),
+                   "worktree_path": s(&path.join("r")), "branch": branch}],
+    })
 }
 
 fn issues_of<'v>(doctor: &'v serde_json::Value, kind: &str) -> Vec<&'v serde_json::Value> {
@@ -245,4 +276,241 @@ fn rename_never_follows_a_worktree_path_out_of_the_workspace() {
             .unwrap_or(true),
         "no journal left to wedge on"
     );
+}
+
+// ---- the second round (after the fixes above) ----
+
+/// G1, G2: a journal cannot make a repository "known" by naming it in its own state
+/// change, and completing a recorded branch deletion judges the branch again: not the
+/// workspace's, or holding commits found nowhere else, it stays.
+#[test]
+fn recovery_judges_a_recorded_branch_deletion_again() {
+    let env = TestEnv::with_repos(&["api"]);
+    let (victim, tip) = victim(&env);
+    let ghost = entry(&env, "ghost", &victim, "keepme");
+    journal(
+        &env,
+        "delete",
+        "ghost",
+        "committed",
+        ghost,
+        &[
+            serde_json::json!({"action": "delete_branch", "repo": "r", "source": s(&victim),
+                             "branch": "keepme", "tip": tip, "status": "planned"}),
+        ],
+    );
+    let r = env.gw(&["doctor", "--fix", "--format", "json"]).json();
+    assert!(env.has_branch(&victim, "keepme"), "{r:#}");
+    std::fs::remove_dir_all(env.grove_home.join("operations")).unwrap();
+
+    // In a repository grove does use: a branch the journal does not record as the
+    // workspace's, and one it does that holds a commit found nowhere else.
+    let api = env.repos.join("api");
+    env.git(&api, &["switch", "-q", "-c", "wip"]);
+    env.commit(&api, "wip.txt", "wip\n", "wip, unpushed");
+    env.git(&api, &["switch", "-q", "main"]);
+    let wip = env.git(&api, &["rev-parse", "wip"]).trim().to_string();
+    let step = serde_json::json!({"action": "delete_branch", "repo": "r", "source": s(&api),
+                                  "branch": "wip", "tip": wip, "status": "planned"});
+    for before in [serde_json::Value::Null, entry(&env, "gone", &api, "wip")] {
+        journal(
+            &env,
+            "delete",
+            "gone",
+            "committed",
+            before,
+            std::slice::from_ref(&step),
+        );
+        let r = env.gw(&["doctor", "--fix", "--format", "json"]).json();
+        assert!(env.has_branch(&api, "wip"), "{r:#}");
+        let _ = std::fs::remove_dir_all(env.grove_home.join("operations"));
+    }
+}
+
+/// G3: rolling back an interrupted create keeps a worktree a person has since committed to
+/// on a detached HEAD.
+#[test]
+fn rolling_back_a_create_keeps_work_done_in_it_since() {
+    let env = TestEnv::with_repos(&["api"]);
+    let api = env.repos.join("api");
+    let main = env.git(&api, &["rev-parse", "main"]).trim().to_string();
+    let path = env.workspace_dir().join("feat/api");
+    env.git(&api, &["worktree", "add", "-q", "-b", "feat", s(&path)]);
+    let work = detached_commit(&env, &path, "made after the kill");
+    journal(
+        &env,
+        "create",
+        "feat",
+        "running",
+        serde_json::Value::Null,
+        &[
+            serde_json::json!({"action": "add_worktree", "repo": "api", "source": s(&api),
+            "path": s(&path), "branch": "feat",
+            "how": {"mode": "new", "start": "main", "start_oid": main}, "status": "done"}),
+        ],
+    );
+    let r = env.gw(&["doctor", "--fix", "--format", "json"]).json();
+    assert_eq!(
+        env.git(&path, &["rev-parse", "HEAD"]).trim(),
+        work,
+        "the worktree and its commit stay: {r:#}"
+    );
+}
+
+/// G4: a `worktree_path` edited to name one of the user's own worktrees (outside the
+/// workspace directory) does not make that repository's branch the workspace's.
+#[test]
+fn a_worktree_path_outside_the_workspace_costs_no_branch() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("feat", "feat", "api");
+    let (victim, tip) = victim(&env);
+    let side = env.root.join("victim-wt");
+    env.git(&victim, &["worktree", "add", "-q", "-b", "side", s(&side)]);
+    env.git(
+        &env.repos.join("api"),
+        &["worktree", "remove", s(&env.ws("feat").join("api"))],
+    );
+    env.edit_state(|st| {
+        st[0]["repos"][0]["source_repo"] = s(&victim).into();
+        st[0]["repos"][0]["worktree_path"] = s(&side).into();
+        st[0]["repos"][0]["branch"] = "keepme".into();
+    });
+    let r = env.gw(&["delete", "feat", "--force", "--format", "json"]);
+    assert!(env.has_branch(&victim, "keepme"), "{r}");
+    assert_eq!(env.git(&victim, &["rev-parse", "keepme"]).trim(), tip);
+    assert!(side.join(".git").is_file());
+}
+
+/// G8: `gw reset` does not switch away from a detached HEAD whose commits nothing else has.
+#[test]
+fn reset_keeps_a_detached_head_holding_commits() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("feat", "feat", "api");
+    let api = env.ws("feat").join("api");
+    let work = detached_commit(&env, &api, "detached work");
+    let r = env.gw(&["reset", "feat", "--format", "json"]).json();
+    assert_eq!(env.git(&api, &["rev-parse", "HEAD"]).trim(), work, "{r:#}");
+    assert!(
+        r.to_string().contains("no branch, tag or remote has"),
+        "{r:#}"
+    );
+}
+
+/// G9, G14: git repairs the registration a worktree's `.git` file names, in whichever
+/// repository it is; neither a rename nor doctor's repair hands git a worktree that is not
+/// the recorded repository's.
+#[test]
+fn repairs_touch_only_the_recorded_repositorys_registrations() {
+    let env = TestEnv::with_repos(&["api"]);
+    let (victim, _) = victim(&env);
+    let vwt = env.root.join("victim-wt");
+    env.git(&victim, &["worktree", "add", "-q", "--detach", s(&vwt)]);
+    let registration = victim.join(".git/worktrees/victim-wt/gitdir");
+    let theirs = std::fs::read_to_string(&registration).unwrap();
+
+    env.create("feat", "feat", "api");
+    let dot_git = env.ws("feat").join("api/.git");
+    let ours = std::fs::read_to_string(&dot_git).unwrap();
+    std::fs::write(
+        &dot_git,
+        format!("gitdir: {}\n", s(&victim.join(".git/worktrees/victim-wt"))),
+    )
+    .unwrap();
+    let r = env.gw(&["rename", "feat", "--to", "feat2", "--format", "json"]);
+    assert_eq!(
+        std::fs::read_to_string(&registration).unwrap(),
+        theirs,
+        "{r}"
+    );
+
+    // doctor: a worktree path edited to the user's hand-moved worktree elsewhere.
+    let name = env.workspace_names()[0].clone();
+    std::fs::write(env.ws(&name).join("api/.git"), &ours).unwrap();
+    let moved = env.root.join("victim-moved");
+    std::fs::rename(&vwt, &moved).unwrap();
+    env.edit_state(|st| st[0]["repos"][0]["worktree_path"] = s(&moved).into());
+    let r = env.gw(&["doctor", "--fix", "--format", "json"]).json();
+    assert_eq!(
+        std::fs::read_to_string(&registration).unwrap(),
+        theirs,
+        "{r:#}"
+    );
+}
+
+/// G10: a journal of one workspace does not move another, live one.
+#[test]
+fn recovery_moves_only_its_own_workspace() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("live", "live", "api");
+    let live = env.ws("live");
+    std::fs::write(live.join("api/precious.txt"), "precious\n").unwrap();
+    committed_delete(
+        &env,
+        serde_json::json!({"action": "move_dir", "from": s(&live),
+            "to": s(&env.workspace_dir().join(".trash/ghost-1")), "status": "planned"}),
+    );
+    let r = env.gw(&["doctor", "--fix", "--format", "json"]).json();
+    assert_eq!(
+        std::fs::read_to_string(live.join("api/precious.txt")).unwrap_or_default(),
+        "precious\n",
+        "{r:#}"
+    );
+    assert_eq!(env.workspace_names(), ["live"]);
+}
+
+/// G12: two deletes at once, of workspaces whose branches hold the same unpushed commit,
+/// do not each count the other's branch as its copy: one branch stays.
+#[test]
+fn concurrent_deletes_keep_a_commit_only_their_branches_share() {
+    let mut env = TestEnv::with_repos(&["api"]);
+    env.create("wsa", "a", "api");
+    env.create("wsb", "b", "api");
+    let a = env.ws("wsa").join("api");
+    env.commit(&a, "x.txt", "x\n", "X, only local");
+    let x = env.git(&a, &["rev-parse", "HEAD"]).trim().to_string();
+    env.git(&env.ws("wsb").join("api"), &["reset", "-q", "--hard", &x]);
+    // Both stop at their first `git worktree remove`, after each has judged its branch
+    // (when the judging is not serialised), then go on together.
+    let gate = env.fake_git(&[("worktree remove", WAIT_FOR_RELEASE)]);
+    let da = spawn_gw(&env, &["delete", "wsa", "--format", "json"]);
+    let db = spawn_gw(&env, &["delete", "wsb", "--format", "json"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while gate.started() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    gate.release();
+    let ra = da.wait_with_output().unwrap();
+    let rb = db.wait_with_output().unwrap();
+    let api = env.repos.join("api");
+    assert!(
+        reachable(&env, &api, &x),
+        "X is on a branch still:\n{}\n{}",
+        String::from_utf8_lossy(&ra.stdout),
+        String::from_utf8_lossy(&rb.stdout)
+    );
+}
+
+fn spawn_gw(env: &TestEnv, args: &[&str]) -> std::process::Child {
+    let mut cmd = env.gw_cmd(args);
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    cmd.spawn().expect("gw starts")
+}
+
+/// G6: a workspace moved by hand (or on a drive not mounted) keeps the registrations that
+/// hold its detached commits: `gw doctor --fix` does not drop them.
+#[test]
+fn doctor_keeps_registrations_that_hold_work_of_a_moved_worktree() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("feat", "feat", "api");
+    let work = detached_commit(&env, &env.ws("feat").join("api"), "detached, then moved");
+    let moved = env.root.join("feat-moved");
+    std::fs::rename(env.ws("feat"), &moved).unwrap();
+    let r = env.gw(&["doctor", "--fix", "--format", "json"]).json();
+    assert_eq!(
+        env.git(&moved.join("api"), &["rev-parse", "HEAD"]).trim(),
+        work,
+        "the moved worktree is still a worktree: {r:#}"
+    );
+    assert!(r.to_string().contains("worktree repair"), "{r:#}");
 }

@@ -14,7 +14,8 @@ mod write;
 pub use read::{Base, BranchInfo, Changes, Head, Repo, WorktreeStatus, worktree_status};
 pub use tracking::{Tracking, Unknown, tracking};
 pub use worktree::{
-    Link, WorktreeInfo, in_progress, link, lock_reason, repository_locks, worktree_locks,
+    Link, WorktreeInfo, in_progress, is_worktree_of, link, lock_reason, repository_locks,
+    worktree_locks,
 };
 pub use write::*;
 

@@ -118,20 +118,40 @@ pub enum Link {
     CrossLinked { admin: PathBuf, owner: PathBuf },
 }
 
-/// Reads the link of the worktree at `dir`.
-pub fn link(dir: &Path) -> Link {
-    let dot_git = dir.join(".git");
-    let Ok(Some(text)) = crate::fsx::read_optional(&dot_git) else {
-        return Link::NotLinked;
-    };
-    let Some(target) = text.trim().strip_prefix("gitdir:") else {
-        return Link::NotLinked;
-    };
-    let target = Path::new(target.trim());
-    let admin = if target.is_absolute() {
+/// The private git directory the `.git` file of the worktree at `dir` names, if it is a
+/// `gitdir:` file.
+fn admin_named_by(dir: &Path) -> Option<PathBuf> {
+    let text = crate::fsx::read_optional(&dir.join(".git")).ok()??;
+    let target = Path::new(text.trim().strip_prefix("gitdir:")?.trim());
+    Some(if target.is_absolute() {
         target.to_path_buf()
     } else {
         dir.join(target)
+    })
+}
+
+/// Whether the worktree at `dir` is one of `source`'s: its `.git` file names a private git
+/// directory in `source`'s `worktrees/`. `git worktree repair <dir>` rewrites the
+/// registration that file names, in whichever repository it is, so grove asks for a repair
+/// only of such a worktree.
+pub fn is_worktree_of(dir: &Path, source: &Path) -> bool {
+    let Some(admin) = admin_named_by(dir) else {
+        return false;
+    };
+    let Ok(repo) = Repo::open(source) else {
+        return false;
+    };
+    let worktrees = crate::fsx::canonical(&repo.common_dir().join("worktrees"));
+    admin
+        .parent()
+        .is_some_and(|p| crate::fsx::canonical(p) == worktrees)
+}
+
+/// Reads the link of the worktree at `dir`.
+pub fn link(dir: &Path) -> Link {
+    let dot_git = dir.join(".git");
+    let Some(admin) = admin_named_by(dir) else {
+        return Link::NotLinked;
     };
     let Ok(Some(back)) = crate::fsx::read_optional(&admin.join("gitdir")) else {
         return Link::Unregistered { admin };

@@ -10,6 +10,7 @@
 use crate::fsx;
 use crate::git;
 use crate::ops::plan::{Change, Described, Fact};
+use crate::ops::territory::Territory;
 use crate::state::RepoEntry;
 
 /// What happens to the branch of a worktree that goes.
@@ -36,11 +37,19 @@ impl Fate {
 
 /// The fate of `r`'s branch when its worktree (at `r.worktree_path`, which does not count
 /// as "checked out elsewhere") goes.
-pub fn fate(r: &RepoEntry, force: bool) -> Fate {
+pub fn fate(r: &RepoEntry, force: bool, territory: &Territory) -> Fate {
     if r.preserve_branch {
         return Fate::Preserved;
     }
     let branch = &r.branch;
+    // Only a worktree inside a workspace directory can be the workspace's; a path edited to
+    // name one of the user's own worktrees elsewhere says nothing about whose branch it is.
+    if territory.check(&r.worktree_path, "").is_err() {
+        return Fate::Keep(format!(
+            "kept branch {branch}: `{}` is not inside the workspace directory",
+            r.worktree_path.display()
+        ));
+    }
     let repo = match git::Repo::open(&r.source_repo) {
         Ok(repo) => repo,
         Err(e) => return Fate::Keep(format!("kept branch {branch}: {e}")),

@@ -305,7 +305,7 @@ pub fn describe(
         d.changes
             .push(Change::new("remove_state_entry").detail(format!("workspace {name}")));
         for r in &ws.repos {
-            teardown::describe_completion(r, &label(&r.repo_name), force, &mut d);
+            teardown::describe_completion(ctx, r, &label(&r.repo_name), force, &mut d);
         }
     }
     Ok(d)

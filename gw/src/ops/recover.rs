@@ -193,6 +193,15 @@ fn recover(ctx: &Ctx<'_>, f: Found) -> Recovered {
         steps: Vec::new(),
         detail: Some(detail),
     };
+    if let Some(theirs) = foreign_move(ctx, &record, &names) {
+        return left(format!(
+            "it moves `{}`, which another workspace holds; recovery moves only the \
+             operation's own directories, so it left this operation alone: look at it, then \
+             remove `{}` by hand",
+            theirs.display(),
+            f.path.display()
+        ));
+    }
     if let Some(stranger) = unknown_source(ctx, &record) {
         return left(format!(
             "it names `{}`, a repository no workspace and no repository directory of grove's \
@@ -209,12 +218,15 @@ fn recover(ctx: &Ctx<'_>, f: Found) -> Recovered {
             Err(e) => return left(e.message.clone()),
         }
     }
-    // A rename held its repositories from the move to the repairs; so does undoing it.
+    // A rename held its repositories from the move to the repairs; so does undoing it. A
+    // branch is judged and deleted while no other gw changes its repository.
     let sources: Vec<&std::path::Path> = record
         .steps
         .iter()
         .filter_map(|s| match &s.action {
-            Action::RepairWorktrees { source, .. } => Some(source.as_path()),
+            Action::RepairWorktrees { source, .. } | Action::DeleteBranch { source, .. } => {
+                Some(source.as_path())
+            }
             _ => None,
         })
         .collect();
@@ -271,10 +283,10 @@ fn recover(ctx: &Ctx<'_>, f: Found) -> Recovered {
     }
 }
 
-/// The first repository a step of `record` acts in that grove does not know — none of the
-/// workspaces in state or in the journal's own state changes uses it, and it is not in a
-/// repository directory. A journal is a file: an edited one must not delete a branch or
-/// drop a registration in any repository on disk.
+/// The first repository a step of `record` acts in that grove does not know — no workspace
+/// in state uses it and it is not in a repository directory. A journal is a file: an edited
+/// one must not delete a branch or drop a registration in any repository on disk, and it
+/// cannot vouch for a repository itself.
 fn unknown_source(ctx: &Ctx<'_>, record: &journal::Record) -> Option<std::path::PathBuf> {
     use std::collections::BTreeSet;
     let canonical = |p: &std::path::Path| crate::fsx::canonical_lenient(p);
@@ -288,17 +300,14 @@ fn unknown_source(ctx: &Ctx<'_>, record: &journal::Record) -> Option<std::path::
         return None;
     }
     let mut known: BTreeSet<std::path::PathBuf> = BTreeSet::new();
-    let recorded = record.steps.iter().flat_map(|s| match &s.action {
-        Action::SetState { before, after, .. } => before
-            .iter()
-            .chain(after.iter())
-            .map(|w| w.as_ref())
-            .collect(),
-        _ => Vec::new(),
-    });
-    let state = ctx.state().ok();
-    for w in recorded.chain(state.iter().flat_map(|s| s.workspaces.iter())) {
-        known.extend(w.repos.iter().filter_map(|r| canonical(&r.source_repo)));
+    if let Ok(state) = ctx.state() {
+        known.extend(
+            state
+                .workspaces
+                .iter()
+                .flat_map(|w| w.repos.iter())
+                .filter_map(|r| canonical(&r.source_repo)),
+        );
     }
     if let Ok(config) = ctx.config() {
         known.extend(
@@ -312,6 +321,69 @@ fn unknown_source(ctx: &Ctx<'_>, record: &journal::Record) -> Option<std::path::
         .into_iter()
         .find(|s| !canonical(s).is_some_and(|c| known.contains(&c)))
         .map(std::path::Path::to_path_buf)
+}
+
+/// A directory a step of `record` moves that is another workspace's: one state records
+/// under a name the operation does not hold (`names`). Recovery moves only its own.
+fn foreign_move(
+    ctx: &Ctx<'_>,
+    record: &journal::Record,
+    names: &[String],
+) -> Option<std::path::PathBuf> {
+    let state = ctx.state().ok()?;
+    let others: Vec<std::path::PathBuf> = state
+        .workspaces
+        .iter()
+        .filter(|w| !names.contains(&w.name))
+        .filter_map(|w| crate::fsx::canonical_lenient(&w.path))
+        .collect();
+    record.steps.iter().find_map(|s| match &s.action {
+        Action::MoveDir { from, to } => [from, to]
+            .into_iter()
+            .find(|p| {
+                crate::fsx::canonical_lenient(p)
+                    .is_some_and(|c| others.iter().any(|o| c.starts_with(o)))
+            })
+            .cloned(),
+        _ => None,
+    })
+}
+
+/// Why completing a recorded branch deletion keeps the branch after all: it moved since;
+/// it is not a branch the workspace recorded as its own (grove-created); or — unless the
+/// operation was forced — its commits no longer all exist elsewhere (the branch rule of
+/// `ops::branch_fate`, judged again now).
+fn keep_branch(
+    repo: &crate::git::Repo,
+    branch: &str,
+    at: &str,
+    tip: &str,
+    forced: bool,
+    recorded: &[(std::path::PathBuf, String)],
+) -> Option<String> {
+    if at != tip {
+        return Some(format!("it moved to {at}"));
+    }
+    let source = crate::fsx::canonical_lenient(repo.path());
+    if !recorded
+        .iter()
+        .any(|(s, b)| Some(s) == source.as_ref() && b == branch)
+    {
+        return Some("the operation does not record it as the workspace's branch".into());
+    }
+    if forced {
+        return None;
+    }
+    match repo.unique_commits(branch) {
+        Ok(0) => None,
+        Ok(n) => Some(format!(
+            "{n} commit{} only on it",
+            if n == 1 { " exists" } else { "s exist" }
+        )),
+        Err(e) => Some(format!(
+            "cannot tell whether its commits exist elsewhere: {e}"
+        )),
+    }
 }
 
 fn undo_name(u: &Undo) -> String {
@@ -334,6 +406,24 @@ fn complete(
     let commit = steps
         .iter()
         .rposition(|s| matches!(s.action, Action::SetState { .. }));
+    // The branches the workspace had before the operation, as its own state change records.
+    let recorded: Vec<(std::path::PathBuf, String)> = steps
+        .iter()
+        .filter_map(|s| match &s.action {
+            Action::SetState {
+                before: Some(w), ..
+            } => Some(w),
+            _ => None,
+        })
+        .flat_map(|w| w.repos.iter())
+        .filter(|r| !r.preserve_branch)
+        .filter_map(|r| {
+            Some((
+                crate::fsx::canonical_lenient(&r.source_repo)?,
+                r.branch.clone(),
+            ))
+        })
+        .collect();
     for (i, step) in steps.iter_mut().enumerate() {
         if Some(i) <= commit || matches!(step.status, StepStatus::Done | StepStatus::Kept) {
             continue;
@@ -343,20 +433,20 @@ fn complete(
                 source,
                 branch,
                 tip,
+                forced,
                 ..
             } => match crate::git::Repo::open(source) {
                 Ok(r) => match r.local_branch(branch) {
                     None => Ok(()),
-                    Some(at) if at != *tip => {
-                        step.status = StepStatus::Kept;
-                        kept = true;
-                        lines.push(format!(
-                            "{}: kept (it moved to {at})",
-                            step.action.describe()
-                        ));
-                        continue;
-                    }
-                    Some(_) => tx::apply(ctx, &step.action),
+                    Some(at) => match keep_branch(&r, branch, &at, tip, *forced, &recorded) {
+                        Some(why) => {
+                            step.status = StepStatus::Kept;
+                            kept = true;
+                            lines.push(format!("{}: kept ({why})", step.action.describe()));
+                            continue;
+                        }
+                        None => tx::apply(ctx, &step.action),
+                    },
                 },
                 Err(e) => Err(Error::from(e)),
             },

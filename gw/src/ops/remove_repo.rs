@@ -96,7 +96,7 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
     }
 
     if let Some(expect) = &opts.expect {
-        let now = describe(&ws, &names, &targets, opts.force);
+        let now = describe(ctx, &ws, &names, &targets, opts.force);
         plan::verify(
             PlanKind::RemoveRepo,
             expect,
@@ -277,7 +277,7 @@ fn inputs(name: &str, names: &[String], force: bool) -> serde_json::Value {
 /// worktree, or one on another branch, unless `--force`) and describes what it would do.
 pub fn plan_doc(ctx: &Ctx<'_>, opts: &RemoveRepoOptions) -> Result<PlanDoc> {
     let (ws, names, targets) = validate(ctx, opts)?;
-    let described = describe(&ws, &names, &targets, opts.force);
+    let described = describe(ctx, &ws, &names, &targets, opts.force);
     Ok(plan::document(
         PlanKind::RemoveRepo,
         inputs(&ws.name, &names, opts.force),
@@ -285,7 +285,13 @@ pub fn plan_doc(ctx: &Ctx<'_>, opts: &RemoveRepoOptions) -> Result<PlanDoc> {
     ))
 }
 
-fn describe(ws: &Workspace, names: &[String], targets: &[RepoEntry], force: bool) -> Described {
+fn describe(
+    ctx: &Ctx<'_>,
+    ws: &Workspace,
+    names: &[String],
+    targets: &[RepoEntry],
+    force: bool,
+) -> Described {
     let mut d = Described {
         workspace: ws.name.clone(),
         ..Described::default()
@@ -315,7 +321,7 @@ fn describe(ws: &Workspace, names: &[String], targets: &[RepoEntry], force: bool
             .push(Change::new("update_state_entry").detail(format!("workspace {}", ws.name)));
     }
     for r in targets {
-        teardown::describe_completion(r, &r.repo_name, force, &mut d);
+        teardown::describe_completion(ctx, r, &r.repo_name, force, &mut d);
     }
     d
 }

@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::action::NextAction;
 use crate::error::{Code, Error, Result};
 use crate::fsx;
+use crate::git;
 use crate::ops::plan::{self, Change, Described, Fact, PlanDoc, PlanKind};
 use crate::ops::tx::{self, Tx};
 use crate::ops::{Ctx, Outcome, RepoResult, names, resolve};
@@ -103,11 +104,12 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
             ));
             continue;
         }
-        if !std::fs::symlink_metadata(old.worktree_path.join(".git")).is_ok_and(|m| m.is_file()) {
+        if !git::is_worktree_of(&old.worktree_path, &old.source_repo) {
             warnings.push(format!(
-                "{}: `{}` is not a worktree (no `.git` file); its registration was not updated",
+                "{}: `{}` is not a worktree of `{}`; no registration was updated for it",
                 old.repo_name,
-                old.worktree_path.display()
+                old.worktree_path.display(),
+                old.source_repo.display()
             ));
             continue;
         }

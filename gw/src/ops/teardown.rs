@@ -79,7 +79,9 @@ pub fn held_work(repo: &git::Repo) -> Vec<String> {
         }
         Err(e) => held.push(format!("cannot read its HEAD: {e}")),
     }
-    if let Some(reason) = git::lock_reason(repo.git_dir()) {
+    // `git worktree add` locks the worktree it is making ("initializing") until its checkout
+    // is done: a checkout cut short leaves that lock, and it is not a person's.
+    if let Some(reason) = git::lock_reason(repo.git_dir()).filter(|r| r != "initializing") {
         held.push(if reason.is_empty() {
             "it is locked (`git worktree lock`)".to_string()
         } else {
@@ -188,7 +190,13 @@ pub fn describe_worktree(r: &RepoEntry, label: &str, i: &Inspection, d: &mut Des
 
 /// The plan's view of what completes the removal of `r`'s worktree: its registration goes,
 /// and its branch meets its [`branch_fate`].
-pub fn describe_completion(r: &RepoEntry, label: &str, force: bool, d: &mut Described) {
+pub fn describe_completion(
+    ctx: &Ctx<'_>,
+    r: &RepoEntry,
+    label: &str,
+    force: bool,
+    d: &mut Described,
+) {
     if !r.source_repo.is_dir() {
         return;
     }
@@ -197,7 +205,7 @@ pub fn describe_completion(r: &RepoEntry, label: &str, force: bool, d: &mut Desc
             .repo(label)
             .path(&r.worktree_path),
     );
-    branch_fate::describe(r, label, &branch_fate::fate(r, force), d);
+    branch_fate::describe(r, label, &branch_fate::fate(r, force, ctx.territory()), d);
 }
 
 fn teardown_commands(r: &RepoEntry) -> Vec<String> {
@@ -324,6 +332,16 @@ pub fn remove(ctx: &Ctx<'_>, locks: Locks, req: Request<'_>) -> Result<Removed, 
         // A process inside a directory it is about to move would lose its working directory.
         fsx::step_out_of(from);
     }
+    // Whether a branch's commits exist elsewhere is decided, and the branch deleted, while
+    // no other gw changes these repositories: two deletes must not each count the other's
+    // branch as the copy of a commit only the two of them have.
+    let sources: Vec<&std::path::Path> = req
+        .targets
+        .iter()
+        .filter(|r| r.source_repo.is_dir())
+        .map(|r| r.source_repo.as_path())
+        .collect();
+    let _hold = tx::hold_repos(ctx, &sources)?;
     let mut tx = Tx::begin(ctx, locks, req.kind, &ws.name, &[])?;
     let moves: Vec<Action> = req
         .moves
@@ -340,12 +358,13 @@ pub fn remove(ctx: &Ctx<'_>, locks: Locks, req: Request<'_>) -> Result<Removed, 
     let mut removed = Removed::default();
     let mut deletes = Vec::new();
     for r in req.targets.iter().filter(|r| r.source_repo.is_dir()) {
-        match branch_fate::fate(r, req.force) {
-            Fate::Delete { tip, .. } => deletes.push(Action::DeleteBranch {
+        match branch_fate::fate(r, req.force, territory) {
+            Fate::Delete { tip, unique } => deletes.push(Action::DeleteBranch {
                 repo: r.repo_name.clone(),
                 source: r.source_repo.clone(),
                 branch: r.branch.clone(),
                 tip,
+                forced: unique != Some(0),
             }),
             Fate::Keep(why) => {
                 removed.warnings.push(format!("{}: {why}", r.repo_name));

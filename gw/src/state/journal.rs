@@ -110,12 +110,16 @@ pub enum Action {
         source: PathBuf,
         paths: Vec<PathBuf>,
     },
-    /// Deletion of a branch whose tip was `tip`; undone by recreating it there.
+    /// Deletion of a branch whose tip was `tip`; undone by recreating it there. `forced`:
+    /// `--force` allowed losing commits found on no other branch or remote; without it,
+    /// recovery deletes the branch only when its commits still exist elsewhere.
     DeleteBranch {
         repo: String,
         source: PathBuf,
         branch: String,
         tip: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        forced: bool,
     },
     /// `git switch` of the worktree at `path` from `from` (a branch, or a commit when
     /// detached) to `to`.

@@ -51,11 +51,7 @@ pub(super) fn apply(ctx: &Ctx<'_>, issues: &mut [Issue]) {
                     None => Ok(()),
                 }
             }
-            Fix::Repair { source, path } => tx::repo_lock(ctx, source)
-                .map_err(|e| e.message.clone())
-                .and_then(|_lock| {
-                    git::worktree_repair(source, &[path.as_path()]).map_err(|e| e.to_string())
-                }),
+            Fix::Repair { source, path } => repair(ctx, source, path),
             Fix::RemoveWorktree { source, path } => remove_worktree(ctx, source, path),
             Fix::RemoveEmptyDir { path } => remove_empty(ctx, path),
             Fix::RemoveStaleLock { path } => match fsx::open_by_any_process(path) {
@@ -87,12 +83,74 @@ pub(super) fn apply(ctx: &Ctx<'_>, issues: &mut [Issue]) {
     drop_entries(ctx, issues, &drops);
 }
 
+/// Points `source`'s registration at the worktree that moved to `path` — only a worktree
+/// inside the workspace directory whose `.git` file names a registration of `source`'s.
+fn repair(ctx: &Ctx<'_>, source: &std::path::Path, path: &std::path::Path) -> Result<(), String> {
+    ctx.territory()
+        .check(path, "repair the worktree registration of")
+        .map_err(|e| e.message.clone())?;
+    if !git::is_worktree_of(path, source) {
+        return Err(format!(
+            "`{}` is not a worktree of `{}`; left as it is",
+            path.display(),
+            source.display()
+        ));
+    }
+    let _lock = tx::repo_lock(ctx, source).map_err(|e| e.message.clone())?;
+    git::worktree_repair(source, &[path]).map_err(|e| e.to_string())
+}
+
+/// Removes `source`'s registration of the missing worktree that was at `path` — unless its
+/// private git directory is now the only place of work: commits only its detached HEAD
+/// has, an operation in progress, a lock. (A directory that is merely elsewhere — moved by
+/// hand, on a drive not mounted — comes back with `git worktree repair`; without its
+/// registration it cannot.)
 fn remove_registration(
     ctx: &Ctx<'_>,
     source: &std::path::Path,
     path: &std::path::Path,
 ) -> Result<(), String> {
+    let held = registration_holds(source, path);
+    if !held.is_empty() {
+        return Err(format!(
+            "its registration holds work ({}); left as it is — if the worktree moved, `git -C {} worktree repair <its new path>`",
+            held.join("; "),
+            crate::proc::shell_quote(&source.to_string_lossy())
+        ));
+    }
     tx::remove_registration(ctx, source, path).map_err(|e| e.message.clone())
+}
+
+/// What the registration of the worktree git recorded at `path` holds on its own.
+fn registration_holds(source: &std::path::Path, path: &std::path::Path) -> Vec<String> {
+    let Ok(repo) = git::Repo::open(source) else {
+        return Vec::new();
+    };
+    let Some(wt) = repo
+        .worktrees()
+        .ok()
+        .and_then(|wts| wts.into_iter().find(|w| !w.is_main && w.path == path))
+    else {
+        return Vec::new();
+    };
+    let mut held = Vec::new();
+    if git::lock_reason(&wt.admin).is_some_and(|r| r != "initializing") {
+        held.push("it is locked (`git worktree lock`)".to_string());
+    }
+    if let Some(op) = git::in_progress(&wt.admin) {
+        held.push(format!("a {op} is in progress"));
+    }
+    if let (None, Some(oid)) = (&wt.branch, &wt.head) {
+        match repo.unreferenced_commits(oid) {
+            Ok(0) => {}
+            Ok(n) => held.push(format!(
+                "its detached HEAD has {n} commit{} no branch, tag or remote has",
+                if n == 1 { "" } else { "s" }
+            )),
+            Err(e) => held.push(format!("cannot read its detached HEAD: {e}")),
+        }
+    }
+    held
 }
 
 /// Removes a worktree no workspace records, after checking again (under the repository's

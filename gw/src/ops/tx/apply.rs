@@ -122,7 +122,16 @@ fn apply_inner(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
                 territory.check(p, "repair the worktree registration of")?;
             }
             let _lock = repo_lock(ctx, source)?;
-            let paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+            // Only `source`'s own worktrees: git repairs the registration a `.git` file
+            // names, in whichever repository it is.
+            let paths: Vec<&Path> = paths
+                .iter()
+                .map(PathBuf::as_path)
+                .filter(|p| git::is_worktree_of(p, source))
+                .collect();
+            if paths.is_empty() {
+                return Ok(());
+            }
             git::worktree_repair(source, &paths).map_err(|e| Error::from(e).context(repo))
         }
         Action::DeleteBranch {
@@ -287,6 +296,7 @@ fn undo_inner(ctx: &Ctx<'_>, action: &Action) -> Result<Undo> {
             source,
             branch,
             tip,
+            ..
         } => {
             let repo_r = git::Repo::open(source)?;
             match repo_r.local_branch(branch) {
@@ -470,18 +480,15 @@ fn undo_move(
         fsx::remove_empty_dir(parent);
     }
     for (repo, source, paths) in relink {
-        // Only worktrees back inside the workspace directory (a path through a symlink may
-        // lead out of it) whose `.git` file is there to be pointed at: anything else was
-        // not a worktree the repair could have moved, and repairing it would write where
-        // grove does not act, or fail for ever.
+        // Only `source`'s worktrees back inside the workspace directory (a path through a
+        // symlink may lead out of it): anything else was not a worktree the repair could
+        // have moved, and repairing it would write where grove does not act (git repairs
+        // the registration a `.git` file names, in any repository), or fail for ever.
         let back: Vec<PathBuf> = paths
             .iter()
             .filter_map(|p| p.strip_prefix(to).ok())
             .map(|rel| from.join(rel))
-            .filter(|p| {
-                territory.check(p, "").is_ok()
-                    && std::fs::symlink_metadata(p.join(".git")).is_ok_and(|m| m.is_file())
-            })
+            .filter(|p| territory.check(p, "").is_ok() && git::is_worktree_of(p, source))
             .collect();
         if back.is_empty() || !source.is_dir() {
             continue;
@@ -526,9 +533,21 @@ fn undo_add_worktree(
     };
     if let Some(wt) = &registered {
         if wt.path.is_dir() {
-            let clean = git::Repo::open(&wt.path)
-                .and_then(|r| r.changes())
-                .is_ok_and(|c| c.is_clean());
+            let opened = git::Repo::open(&wt.path);
+            // Work beyond the files (a person committed on a detached HEAD there, locked
+            // it, started a rebase) is kept whatever the files say.
+            let held = opened
+                .as_ref()
+                .map(crate::ops::teardown::held_work)
+                .unwrap_or_default();
+            if !held.is_empty() {
+                return Ok(Undo::Kept(format!(
+                    "`{}` holds work: {}",
+                    path.display(),
+                    held.join("; ")
+                )));
+            }
+            let clean = opened.and_then(|r| r.changes()).is_ok_and(|c| c.is_clean());
             if !clean && !only_checked_out(&wt.path) {
                 return Ok(Undo::Kept(format!(
                     "`{}` has uncommitted changes",
@@ -552,6 +571,13 @@ fn undo_add_worktree(
     {
         if start_oid.is_some_and(|s| s != tip) {
             return Ok(Undo::Kept(format!("branch {branch} has new commits; kept")));
+        }
+        // Where it started was not recorded (a journal of an earlier version): delete it
+        // only when that loses nothing.
+        if start_oid.is_none() && repo.unique_commits(branch).ok() != Some(0) {
+            return Ok(Undo::Kept(format!(
+                "branch {branch} may hold commits found nowhere else; kept"
+            )));
         }
         if repo
             .worktrees()?
