@@ -373,7 +373,14 @@ mod tests {
             assert!(len > 0, "{f} is empty");
         }
         let bash = std::fs::read_to_string(dir.join("completions/gw.bash")).unwrap();
-        assert!(bash.contains("complete -F"), "{bash}");
+        // It registers a completion for `gw` (`complete [-o …] -F _clap_complete_gw gw`).
+        assert!(
+            bash.lines().any(|l| {
+                let l = l.trim();
+                l.starts_with("complete ") && l.contains(" -F ") && l.ends_with(" gw")
+            }),
+            "{bash}"
+        );
 
         let elsewhere = tempfile::tempdir().unwrap();
         for (bin, expected) in [
