@@ -514,3 +514,126 @@ fn doctor_keeps_registrations_that_hold_work_of_a_moved_worktree() {
     );
     assert!(r.to_string().contains("worktree repair"), "{r:#}");
 }
+
+/// G11: the plan of a delete of several workspaces judges each branch as the command will,
+/// after the branches before it are gone: of two branches holding the same unpushed
+/// commit, it shows the second kept, as the delete then keeps it.
+#[test]
+fn a_plan_of_several_deletions_judges_branches_in_turn() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("wsa", "a", "api");
+    env.create("wsb", "b", "api");
+    let a = env.ws("wsa").join("api");
+    env.commit(&a, "x.txt", "x\n", "X, only local");
+    let x = env.git(&a, &["rev-parse", "HEAD"]).trim().to_string();
+    env.git(&env.ws("wsb").join("api"), &["reset", "-q", "--hard", &x]);
+
+    let plan = env
+        .gw(&["plan", "delete", "wsa", "wsb", "--format", "json"])
+        .success()
+        .result();
+    let kinds: Vec<(String, String)> = plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["branch"].is_string())
+        .map(|c| {
+            (
+                c["action"].as_str().unwrap_or_default().to_string(),
+                c["branch"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        kinds.contains(&("keep_branch".into(), "b".into())),
+        "{plan:#}"
+    );
+    let path = env.root.join("plan.json");
+    std::fs::write(&path, plan.to_string()).unwrap();
+    env.gw(&["apply", s(&path), "--format", "json"]).success();
+    assert!(env.has_branch(&env.repos.join("api"), "b"));
+    assert!(reachable(&env, &env.repos.join("api"), &x));
+}
+
+/// G7: a worktree someone made inside an ignored directory of a workspace's worktree (git
+/// status does not show it) is work: `gw delete` refuses without `--force`.
+#[test]
+fn delete_refuses_a_worktree_nested_in_an_ignored_directory() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    let api = env.repos.join("api");
+    env.commit(&api, ".gitignore", "scratch/\n", "ignore scratch");
+    env.git(&api, &["push", "-q", "origin", "main"]);
+    env.create("feat", "feat", "api");
+    let nested = env.ws("feat").join("api/scratch/webwt");
+    env.git(
+        &env.repos.join("web"),
+        &["worktree", "add", "-q", "--detach", s(&nested)],
+    );
+    let work = detached_commit(&env, &nested, "nested detached work");
+
+    let run = env.gw(&["delete", "feat", "--format", "json"]).code(4);
+    assert_eq!(run.error_code(), "WORKTREE_DIRTY", "{run}");
+    assert!(run.stdout.contains("scratch/webwt"), "{run}");
+    assert_eq!(env.git(&nested, &["rev-parse", "HEAD"]).trim(), work);
+}
+
+/// G5: a commit made in a submodule of a worktree, recorded by the superproject and pushed
+/// there, exists only in the submodule's repository inside the worktree's private git
+/// directory: `gw delete` refuses without `--force`.
+#[test]
+fn delete_refuses_to_lose_a_submodules_commits() {
+    let env = TestEnv::with_repos(&["api", "lib"]);
+    let api = env.repos.join("api");
+    let file = ["-c", "protocol.file.allow=always"];
+    env.git(
+        &api,
+        &[
+            file[0],
+            file[1],
+            "submodule",
+            "add",
+            "-q",
+            &env.url("lib"),
+            "lib",
+        ],
+    );
+    env.git(&api, &["commit", "-q", "-m", "add lib"]);
+    env.git(&api, &["push", "-q", "origin", "main"]);
+    env.create("feat", "feat", "api");
+    let wt = env.ws("feat").join("api");
+    env.git(
+        &wt,
+        &[file[0], file[1], "submodule", "update", "--init", "-q"],
+    );
+    env.commit(&wt.join("lib"), "sub.txt", "precious\n", "submodule work");
+    let work = env
+        .git(&wt.join("lib"), &["rev-parse", "HEAD"])
+        .trim()
+        .to_string();
+    env.git(&wt, &["add", "lib"]);
+    env.git(&wt, &["commit", "-q", "-m", "bump lib"]);
+    env.git(&wt, &["push", "-q", "origin", "feat"]);
+
+    let run = env.gw(&["delete", "feat", "--format", "json"]).code(4);
+    assert_eq!(run.error_code(), "WORKTREE_DIRTY", "{run}");
+    assert!(run.stdout.contains("submodule `lib`"), "{run}");
+    assert_eq!(
+        env.git(&wt.join("lib"), &["rev-parse", "HEAD"]).trim(),
+        work
+    );
+}
+
+/// G13: a commit kept only by a ref private to the worktree (`refs/worktree/…`) goes with
+/// the worktree's private git directory: `gw delete` refuses without `--force`.
+#[test]
+fn delete_refuses_to_lose_a_worktree_private_ref() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("feat", "feat", "api");
+    let wt = env.ws("feat").join("api");
+    env.commit(&wt, "k.txt", "k\n", "kept in a worktree ref");
+    env.git(&wt, &["update-ref", "refs/worktree/keep", "HEAD"]);
+    env.git(&wt, &["reset", "-q", "--hard", "HEAD~1"]);
+    let run = env.gw(&["delete", "feat", "--format", "json"]).code(4);
+    assert_eq!(run.error_code(), "WORKTREE_DIRTY", "{run}");
+    assert!(run.stdout.contains("refs/worktree/keep"), "{run}");
+}

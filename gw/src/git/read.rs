@@ -294,12 +294,22 @@ impl Repo {
     /// How many commits of `branch` are reachable from no other branch and no
     /// remote-tracking ref: the work that deleting the branch would lose.
     pub fn unique_commits(&self, branch: &str) -> Result<usize, Error> {
+        self.unique_commits_without(branch, &[])
+    }
+
+    /// Like [`Repo::unique_commits`], counting the branches `going` (about to be deleted
+    /// too) as gone already.
+    pub fn unique_commits_without(&self, branch: &str, going: &[&str]) -> Result<usize, Error> {
         let full = format!("refs/heads/{branch}");
         let Some(tip) = self.ref_id(&full) else {
             return Ok(0);
         };
         self.commits_hidden_from_refs(tip, |name| {
-            name != full && (name.starts_with("refs/heads/") || name.starts_with("refs/remotes/"))
+            name != full
+                && (name.starts_with("refs/remotes/")
+                    || name
+                        .strip_prefix("refs/heads/")
+                        .is_some_and(|b| !going.contains(&b)))
         })
     }
 
@@ -313,6 +323,37 @@ impl Repo {
                 .iter()
                 .any(|p| name.starts_with(p))
         })
+    }
+
+    /// How many commits reachable from `oid` no tag or remote-tracking ref reaches: for a
+    /// repository whose local branches go with it (a submodule's, kept in its superproject
+    /// worktree's private git directory).
+    pub fn commits_not_on_remotes(&self, oid: &str) -> Result<usize, Error> {
+        let tip = ObjectId::from_hex(oid.as_bytes()).map_err(err(&self.path))?;
+        self.commits_hidden_from_refs(tip, |name| {
+            name.starts_with("refs/remotes/") || name.starts_with("refs/tags/")
+        })
+    }
+
+    /// The references private to this worktree (`refs/worktree/…`, a rebase's
+    /// `refs/rewritten/…`) that reach commits no branch, tag or remote has, with how many:
+    /// they live in the worktree's private git directory and go with it.
+    pub fn private_refs_holding_commits(&self) -> Result<Vec<(String, usize)>, Error> {
+        let refs = self.repo.references().map_err(err(&self.path))?;
+        let mut out = Vec::new();
+        for r in refs.all().map_err(err(&self.path))? {
+            let Ok(mut r) = r else { continue };
+            let name = r.name().as_bstr().to_string();
+            if !(name.starts_with("refs/worktree/") || name.starts_with("refs/rewritten/")) {
+                continue;
+            }
+            let Ok(id) = r.peel_to_id() else { continue };
+            let n = self.unreferenced_commits(&id.to_string())?;
+            if n > 0 {
+                out.push((name, n));
+            }
+        }
+        Ok(out)
     }
 
     /// How many commits reachable from `tip` are reachable from no reference `counts`.

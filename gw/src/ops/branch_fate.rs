@@ -38,6 +38,13 @@ impl Fate {
 /// The fate of `r`'s branch when its worktree (at `r.worktree_path`, which does not count
 /// as "checked out elsewhere") goes.
 pub fn fate(r: &RepoEntry, force: bool, territory: &Territory) -> Fate {
+    fate_beside(r, force, territory, &[])
+}
+
+/// The fate of `r`'s branch when the branches `going` of its repository go too, in the
+/// same command before it: a plan of several deletions judges each branch as the command
+/// will, after the ones before it are gone.
+pub fn fate_beside(r: &RepoEntry, force: bool, territory: &Territory, going: &[&str]) -> Fate {
     if r.preserve_branch {
         return Fate::Preserved;
     }
@@ -92,7 +99,7 @@ pub fn fate(r: &RepoEntry, force: bool, territory: &Territory) -> Fate {
             ));
         }
     }
-    match repo.unique_commits(branch) {
+    match repo.unique_commits_without(branch, going) {
         Ok(0) => Fate::Delete {
             tip,
             unique: Some(0),

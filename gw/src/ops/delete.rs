@@ -244,11 +244,25 @@ pub fn describe(
     names: &[String],
     force: bool,
 ) -> Result<Described> {
+    describe_after(ctx, config, names, force, &mut Vec::new())
+}
+
+/// [`describe`], after earlier deletions of the same command that delete the branches
+/// `going` (repository, branch); the branches these delete join them.
+pub fn describe_after(
+    ctx: &Ctx<'_>,
+    config: &crate::config::Config,
+    names: &[String],
+    force: bool,
+    going: &mut Vec<(PathBuf, String)>,
+) -> Result<Described> {
     let state = ctx.state()?;
     let mut d = Described {
         workspace: names.join(", "),
         ..Described::default()
     };
+    // The command deletes the workspaces in turn, so a later one's branch is judged with
+    // the earlier ones' gone.
     for name in names {
         let ws = resolve::by_name(&state, name)?;
         let (inspections, stray) = preflight(ws, force)?;
@@ -305,7 +319,7 @@ pub fn describe(
         d.changes
             .push(Change::new("remove_state_entry").detail(format!("workspace {name}")));
         for r in &ws.repos {
-            teardown::describe_completion(ctx, r, &label(&r.repo_name), force, &mut d);
+            teardown::describe_completion(ctx, r, &label(&r.repo_name), force, going, &mut d);
         }
     }
     Ok(d)

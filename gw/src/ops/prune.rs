@@ -249,8 +249,16 @@ fn describe(ctx: &Ctx<'_>, config: &crate::config::Config, candidates: &[Candida
     };
     d.facts
         .push(Fact::new(None, "candidates", d.workspace.clone()));
+    // Prune deletes the candidates in turn: each branch is judged with the earlier ones gone.
+    let mut going = Vec::new();
     for c in candidates {
-        match delete::describe(ctx, config, std::slice::from_ref(&c.name), false) {
+        match delete::describe_after(
+            ctx,
+            config,
+            std::slice::from_ref(&c.name),
+            false,
+            &mut going,
+        ) {
             Ok(one) => {
                 let label = |x: Option<String>| {
                     Some(match x {

@@ -320,8 +320,9 @@ fn describe(
         d.changes
             .push(Change::new("update_state_entry").detail(format!("workspace {}", ws.name)));
     }
+    let mut going = Vec::new();
     for r in targets {
-        teardown::describe_completion(ctx, r, &r.repo_name, force, &mut d);
+        teardown::describe_completion(ctx, r, &r.repo_name, force, &mut going, &mut d);
     }
     d
 }

@@ -79,6 +79,16 @@ pub fn held_work(repo: &git::Repo) -> Vec<String> {
         }
         Err(e) => held.push(format!("cannot read its HEAD: {e}")),
     }
+    match repo.private_refs_holding_commits() {
+        Ok(refs) => held.extend(refs.into_iter().map(|(name, n)| {
+            format!(
+                "its own ref {name} has {n} commit{} no branch, tag or remote has",
+                if n == 1 { "" } else { "s" }
+            )
+        })),
+        Err(e) => held.push(format!("cannot read its refs: {e}")),
+    }
+    held.extend(submodule_work(repo.git_dir()));
     // `git worktree add` locks the worktree it is making ("initializing") until its checkout
     // is done: a checkout cut short leaves that lock, and it is not a person's.
     if let Some(reason) = git::lock_reason(repo.git_dir()).filter(|r| r != "initializing") {
@@ -89,6 +99,91 @@ pub fn held_work(repo: &git::Repo) -> Vec<String> {
         });
     }
     held
+}
+
+/// Commits the worktree's initialised submodules (their repositories live in its private
+/// git directory, `modules/NAME`, and go with it, local branches and all) have that no tag
+/// or remote-tracking ref of theirs has: a commit made in a submodule and recorded in the
+/// superproject leaves `git status` clean.
+fn submodule_work(git_dir: &std::path::Path) -> Vec<String> {
+    let modules = git_dir.join("modules");
+    if !modules.is_dir() {
+        return Vec::new();
+    }
+    let mut held = Vec::new();
+    let walk = walkdir::WalkDir::new(&modules)
+        .follow_links(false)
+        .max_depth(6)
+        .into_iter()
+        .filter_entry(|e| {
+            e.file_type().is_dir()
+                && !matches!(
+                    e.file_name().to_str(),
+                    Some("objects" | "refs" | "logs" | "hooks")
+                )
+        });
+    for dir in walk.filter_map(Result::ok) {
+        let path = dir.path();
+        if !path.join("HEAD").is_file() || !path.join("objects").is_dir() {
+            continue;
+        }
+        let name = path
+            .strip_prefix(&modules)
+            .unwrap_or(path)
+            .display()
+            .to_string();
+        let Ok(sub) = git::Repo::open(path) else {
+            continue;
+        };
+        let Ok(git::Head { oid: Some(oid), .. }) = sub.head() else {
+            continue;
+        };
+        match sub.commits_not_on_remotes(&oid) {
+            Ok(0) => {}
+            Ok(n) => held.push(format!(
+                "submodule `{name}` has {n} commit{} no tag or remote of it has",
+                if n == 1 { "" } else { "s" }
+            )),
+            Err(e) => held.push(format!(
+                "cannot tell whether submodule `{name}` has commits found nowhere else: {e}"
+            )),
+        }
+    }
+    held
+}
+
+/// How deep below an ignored directory, and how many entries in all, [`nested_repositories`]
+/// looks: a repository or worktree someone made in `scratch/` or `.worktrees/NAME` is found,
+/// and a `node_modules` of a hundred thousand files costs a few thousand `stat`s at most.
+const NESTED_DEPTH: usize = 2;
+const NESTED_ENTRIES: usize = 5_000;
+
+/// Repositories and worktrees inside the ignored directories of the worktree at `root`
+/// (`ignored`, as inspected: directories end in `/`). `git status` does not show them, and
+/// their files, and a worktree's commits on a detached HEAD, would go with the directory.
+fn nested_repositories(root: &std::path::Path, ignored: &[String]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut budget = NESTED_ENTRIES;
+    for dir in ignored.iter().filter_map(|e| e.strip_suffix('/')) {
+        let walk = walkdir::WalkDir::new(root.join(dir))
+            .follow_links(false)
+            .max_depth(NESTED_DEPTH + 1);
+        for entry in walk.into_iter().filter_map(Result::ok) {
+            if budget == 0 {
+                return found;
+            }
+            budget -= 1;
+            if entry.file_name() == ".git" {
+                let at = entry.path().parent().unwrap_or(entry.path());
+                let rel = at.strip_prefix(root).unwrap_or(at);
+                found.push(format!(
+                    "`{}/` in an ignored directory is a repository or worktree of its own",
+                    rel.display()
+                ));
+            }
+        }
+    }
+    found
 }
 
 /// Looks at the worktree of `r`.
@@ -109,7 +204,8 @@ pub fn inspect(r: &RepoEntry) -> Inspection {
             Ok((changes, ignored, held_work(&repo)))
         });
         match read {
-            Ok((c, ignored, held)) => {
+            Ok((c, ignored, mut held)) => {
+                held.extend(nested_repositories(&r.worktree_path, &ignored));
                 i.changes = Some(c.lines);
                 i.ignored = ignored;
                 i.held = held;
@@ -189,12 +285,15 @@ pub fn describe_worktree(r: &RepoEntry, label: &str, i: &Inspection, d: &mut Des
 }
 
 /// The plan's view of what completes the removal of `r`'s worktree: its registration goes,
-/// and its branch meets its [`branch_fate`].
+/// and its branch meets its [`branch_fate`] — judged after the branches `going` (repository,
+/// branch) that the plan deletes before it, as the command will; a branch it deletes joins
+/// them.
 pub fn describe_completion(
     ctx: &Ctx<'_>,
     r: &RepoEntry,
     label: &str,
     force: bool,
+    going: &mut Vec<(PathBuf, String)>,
     d: &mut Described,
 ) {
     if !r.source_repo.is_dir() {
@@ -205,7 +304,17 @@ pub fn describe_completion(
             .repo(label)
             .path(&r.worktree_path),
     );
-    branch_fate::describe(r, label, &branch_fate::fate(r, force, ctx.territory()), d);
+    let source = fsx::canonical(&r.source_repo);
+    let before: Vec<&str> = going
+        .iter()
+        .filter(|(s, _)| *s == source)
+        .map(|(_, b)| b.as_str())
+        .collect();
+    let fate = branch_fate::fate_beside(r, force, ctx.territory(), &before);
+    if let Fate::Delete { .. } = fate {
+        going.push((source, r.branch.clone()));
+    }
+    branch_fate::describe(r, label, &fate, d);
 }
 
 fn teardown_commands(r: &RepoEntry) -> Vec<String> {
