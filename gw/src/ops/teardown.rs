@@ -165,15 +165,21 @@ fn nested_repositories(root: &std::path::Path, ignored: &[String]) -> Vec<String
     let mut found = Vec::new();
     let mut budget = NESTED_ENTRIES;
     for dir in ignored.iter().filter_map(|e| e.strip_suffix('/')) {
-        let walk = walkdir::WalkDir::new(root.join(dir))
+        let mut walk = walkdir::WalkDir::new(root.join(dir))
             .follow_links(false)
-            .max_depth(NESTED_DEPTH + 1);
-        for entry in walk.into_iter().filter_map(Result::ok) {
+            .max_depth(NESTED_DEPTH + 1)
+            .into_iter();
+        while let Some(entry) = walk.next() {
+            let Ok(entry) = entry else { continue };
             if budget == 0 {
                 return found;
             }
             budget -= 1;
             if entry.file_name() == ".git" {
+                if entry.file_type().is_dir() {
+                    // A repository's own git directory says nothing more.
+                    walk.skip_current_dir();
+                }
                 let at = entry.path().parent().unwrap_or(entry.path());
                 let rel = at.strip_prefix(root).unwrap_or(at);
                 found.push(format!(
