@@ -637,3 +637,30 @@ fn delete_refuses_to_lose_a_worktree_private_ref() {
     assert_eq!(run.error_code(), "WORKTREE_DIRTY", "{run}");
     assert!(run.stdout.contains("refs/worktree/keep"), "{run}");
 }
+
+/// The other side of G7: a clone that holds nothing of its own in an ignored directory (as
+/// Terraform keeps git-sourced modules in `.terraform/modules/`) does not stop a delete,
+/// while one with a commit none of its remotes has does.
+#[test]
+fn a_tools_clone_in_an_ignored_directory_is_not_work() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    let api = env.repos.join("api");
+    env.commit(&api, ".gitignore", ".terraform/\n", "ignore .terraform");
+    env.git(&api, &["push", "-q", "origin", "main"]);
+    env.create("one", "one", "api");
+    env.create("two", "two", "api");
+    for ws in ["one", "two"] {
+        let modules = env.ws(ws).join("api/.terraform/modules");
+        std::fs::create_dir_all(&modules).unwrap();
+        env.git(&modules, &["clone", "-q", &env.url("web"), "web"]);
+    }
+    env.commit(
+        &env.ws("two").join("api/.terraform/modules/web"),
+        "local.tf",
+        "x\n",
+        "a commit of its own",
+    );
+    env.gw(&["delete", "one", "--format", "json"]).success();
+    let run = env.gw(&["delete", "two", "--format", "json"]).code(4);
+    assert!(run.stdout.contains(".terraform/modules/web"), "{run}");
+}

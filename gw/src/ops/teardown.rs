@@ -158,9 +158,12 @@ fn submodule_work(git_dir: &std::path::Path) -> Vec<String> {
 const NESTED_DEPTH: usize = 2;
 const NESTED_ENTRIES: usize = 5_000;
 
-/// Repositories and worktrees inside the ignored directories of the worktree at `root`
-/// (`ignored`, as inspected: directories end in `/`). `git status` does not show them, and
-/// their files, and a worktree's commits on a detached HEAD, would go with the directory.
+/// Work held by repositories and worktrees inside the ignored directories of the worktree
+/// at `root` (`ignored`, as inspected: directories end in `/`). `git status` does not show
+/// them, and they go with the directory: a worktree's uncommitted changes and the work
+/// beyond its files; a repository's own changes and the commits none of its remotes or
+/// tags has. One that holds nothing (a tool's clone, as Terraform keeps of git-sourced
+/// modules) is not work.
 fn nested_repositories(root: &std::path::Path, ignored: &[String]) -> Vec<String> {
     let mut found = Vec::new();
     let mut budget = NESTED_ENTRIES;
@@ -175,21 +178,66 @@ fn nested_repositories(root: &std::path::Path, ignored: &[String]) -> Vec<String
                 return found;
             }
             budget -= 1;
-            if entry.file_name() == ".git" {
-                if entry.file_type().is_dir() {
-                    // A repository's own git directory says nothing more.
-                    walk.skip_current_dir();
-                }
-                let at = entry.path().parent().unwrap_or(entry.path());
-                let rel = at.strip_prefix(root).unwrap_or(at);
+            if entry.file_name() != ".git" {
+                continue;
+            }
+            let is_dir = entry.file_type().is_dir();
+            if is_dir {
+                // A repository's own git directory says nothing more.
+                walk.skip_current_dir();
+            }
+            let at = entry.path().parent().unwrap_or(entry.path());
+            let rel = at.strip_prefix(root).unwrap_or(at).display().to_string();
+            let held = match git::Repo::open(at) {
+                Ok(repo) => nested_work(&repo, is_dir),
+                Err(e) => vec![format!("cannot be read: {e}")],
+            };
+            if !held.is_empty() {
                 found.push(format!(
-                    "`{}/` in an ignored directory is a repository or worktree of its own",
-                    rel.display()
+                    "`{rel}/`, a {} in an ignored directory, holds work: {}",
+                    if is_dir { "repository" } else { "worktree" },
+                    held.join("; ")
                 ));
             }
         }
     }
     found
+}
+
+/// What a repository or worktree found inside another worktree would lose with it.
+fn nested_work(repo: &git::Repo, own_repository: bool) -> Vec<String> {
+    let mut held = match repo.changes() {
+        Ok(c) if c.is_clean() => Vec::new(),
+        Ok(c) => vec![format!("{} uncommitted change(s)", c.count())],
+        Err(e) => vec![format!("cannot tell its changes: {e}")],
+    };
+    if !own_repository {
+        // A worktree's branches live in its repository, elsewhere.
+        held.extend(held_work(repo));
+        return held;
+    }
+    let tips = repo
+        .local_branches()
+        .map(|b| b.into_iter().map(|b| b.name).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let head = repo.head().ok().and_then(|h| h.oid);
+    let oids = tips.iter().filter_map(|b| repo.local_branch(b)).chain(head);
+    for oid in oids {
+        match repo.commits_not_on_remotes(&oid) {
+            Ok(0) => {}
+            Ok(_) => {
+                held.push("commits none of its remotes or tags has".into());
+                break;
+            }
+            Err(e) => {
+                held.push(format!(
+                    "cannot tell whether its commits exist elsewhere: {e}"
+                ));
+                break;
+            }
+        }
+    }
+    held
 }
 
 /// Looks at the worktree of `r`.
