@@ -937,20 +937,33 @@ pub fn s(path: &Path) -> &str {
     path.to_str().expect("test paths are UTF-8")
 }
 
-/// Whether a program is on PATH.
-/// Whether a tool a test needs is installed. Missing in CI (`CI` set) it fails the test:
-/// `.ci/run` installs it. Locally the test is skipped, saying why.
+/// Whether this runs in CI: `CI` is set, and not to "" or "false" (`.ci/run` sets it).
+/// There, everything a test needs is present, and a missing need fails the test.
+pub fn in_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
+}
+
+/// A test cannot run here because `reason`: in CI that fails it; locally it is skipped,
+/// saying why. The caller returns after this.
+pub fn skip(reason: &str) {
+    if in_ci() {
+        panic!("{reason}; CI is set, so this fails (.ci/run provides it)");
+    }
+    eprintln!("skipped: {reason} (CI would fail here)");
+}
+
+/// Whether a tool a test needs is installed; when it is not, [`skip`].
 pub fn require(program: &str) -> bool {
     if have(program) {
         return true;
     }
-    if std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false") {
-        panic!("`{program}` is not installed; .ci/run installs it (CI is set, so this fails)");
-    }
-    eprintln!("skipped: `{program}` is not installed (CI would fail here; .ci/run installs it)");
+    skip(&format!(
+        "`{program}` is not installed; .ci/run installs it"
+    ));
     false
 }
 
+/// Whether a program is on PATH.
 pub fn have(program: impl AsRef<OsStr>) -> bool {
     Command::new("sh")
         .arg("-c")

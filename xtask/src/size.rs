@@ -1719,11 +1719,9 @@ pub(crate) mod release_tests {
             .status()
             .is_ok_and(|s| s.success());
         if !have {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "cargo-bloat is not installed (.ci/run installs it: cargo install --locked cargo-bloat)"
+            e2e::skip(
+                "cargo-bloat is not installed (.ci/run installs it: cargo install --locked cargo-bloat)",
             );
-            eprintln!("skipped: cargo-bloat is not installed (cargo install --locked cargo-bloat)");
             return;
         }
         let target = util::target_dir(&root).unwrap();

@@ -482,7 +482,7 @@ fn a_broken_worktree_link_means_unknown_and_the_file_is_kept() {
 #[test]
 fn a_repository_of_another_user_means_unknown_and_the_file_is_kept() {
     if !rustix::process::geteuid().is_root() {
-        eprintln!("skipped: only root can make a repository owned by another user");
+        e2e::skip("only root can make a repository owned by another user");
         return;
     }
     let w = World::new();
