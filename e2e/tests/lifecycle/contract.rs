@@ -217,7 +217,7 @@ pre_delete = '''s="$GW_HOME/state.json"; sed 's/"created_at": "[^"]*"/"created_a
             format!("script -q /dev/null sh -c {}", e2e_quote(cmd))
         }
     };
-    if e2e::have("script") {
+    if e2e::require("script") {
         let env = TestEnv::with_repos(&["api"]);
         env.gw(&["create", "cur", "-b", "cur", "-r", "api"])
             .success();

@@ -1,7 +1,7 @@
 //! `gw go` and `gw shell-init`: the path printed, and the shell wrappers that `cd` into it
 //! (actually run in every shell that is installed).
 
-use e2e::{TestEnv, have, s};
+use e2e::{TestEnv, s};
 
 #[test]
 fn go_prints_the_path_and_a_newline() {
@@ -113,7 +113,7 @@ fn bash_and_sh_wrappers_change_directory() {
     env.create("ws", "feat/x", "api");
     posix_wrapper_cds(&env, "bash", "bash");
     posix_wrapper_cds(&env, "sh", "bash");
-    if have("zsh") {
+    if e2e::require("zsh") {
         posix_wrapper_cds(&env, "zsh", "zsh");
     }
     env.assert_git_agrees_with_state();
@@ -148,7 +148,7 @@ fn create_writes_the_cd_file() {
 fn fish_wrapper_changes_directory() {
     let env = TestEnv::with_repos(&["api"]);
     env.create("ws", "feat/x", "api");
-    if !have("fish") {
+    if !e2e::require("fish") {
         return; // the text is checked by shell_init_prints_a_gw_function_for_every_shell
     }
     let run = env.shell(
@@ -167,7 +167,7 @@ fn fish_wrapper_changes_directory() {
 fn nu_wrapper_changes_directory() {
     let env = TestEnv::with_repos(&["api"]);
     env.create("ws", "feat/x", "api");
-    if !have("nu") {
+    if !e2e::require("nu") {
         return; // the text is checked by shell_init_prints_a_gw_function_for_every_shell
     }
     let script = env.root.join("tmp/grove.nu");
