@@ -299,24 +299,12 @@ fn unknown_source(ctx: &Ctx<'_>, record: &journal::Record) -> Option<std::path::
     if named.is_empty() {
         return None;
     }
-    let mut known: BTreeSet<std::path::PathBuf> = BTreeSet::new();
-    if let Ok(state) = ctx.state() {
-        known.extend(
-            state
-                .workspaces
-                .iter()
-                .flat_map(|w| w.repos.iter())
-                .filter_map(|r| canonical(&r.source_repo)),
-        );
-    }
-    if let Ok(config) = ctx.config() {
-        known.extend(
-            crate::ops::repos::discover(ctx, &config)
-                .repos
-                .iter()
-                .filter_map(|r| canonical(&r.path)),
-        );
-    }
+    let (config, state) = (ctx.config().ok(), ctx.state().ok());
+    let known: BTreeSet<std::path::PathBuf> =
+        crate::ops::repos::known_sources(ctx, config.as_ref(), state.as_ref())
+            .iter()
+            .filter_map(|p| canonical(p))
+            .collect();
     named
         .into_iter()
         .find(|s| !canonical(s).is_some_and(|c| known.contains(&c)))

@@ -375,15 +375,12 @@ fn check(r: &RepoEntry) -> Option<Refusal> {
     let inspected = git::Repo::open(&r.worktree_path).and_then(|repo| {
         let head = repo.head()?;
         let changes = repo.changes()?;
-        Ok((head, changes))
+        Ok((head, changes, teardown::held_work(&repo)))
     });
-    let (head, changes) = match inspected {
+    let (head, changes, held) = match inspected {
         Ok(x) => x,
         Err(e) => return refusal(Code::WorktreeDirty, e.to_string(), Vec::new()),
     };
-    let held = git::Repo::open(&r.worktree_path)
-        .map(|repo| teardown::held_work(&repo))
-        .unwrap_or_default();
     if !held.is_empty() {
         return refusal(Code::WorktreeDirty, held.join("; "), changes.lines);
     }

@@ -24,6 +24,26 @@ pub fn discover(ctx: &Ctx<'_>, config: &Config) -> Discovery {
     discover::discover(&ctx.home, &config.repo_dirs, &config.workspace_dir)
 }
 
+/// The source repositories grove knows: every one a workspace in `state` uses, and every
+/// one found in the configured repository directories. Only in these does grove act on
+/// what a file (a journal) names, and doctor looks for what grove left in them.
+pub fn known_sources(
+    ctx: &Ctx<'_>,
+    config: Option<&Config>,
+    state: Option<&crate::state::State>,
+) -> std::collections::BTreeSet<PathBuf> {
+    let mut paths: std::collections::BTreeSet<PathBuf> = state
+        .iter()
+        .flat_map(|s| s.workspaces.iter())
+        .flat_map(|w| w.repos.iter())
+        .map(|r| r.source_repo.clone())
+        .collect();
+    if let Some(config) = config {
+        paths.extend(discover(ctx, config).repos.into_iter().map(|r| r.path));
+    }
+    paths
+}
+
 pub fn repos(ctx: &Ctx<'_>) -> Result<ReposReport> {
     let config = ctx.config()?;
     let d = discover(ctx, &config);

@@ -298,9 +298,12 @@ fn plan(ws: &str, r: &RepoEntry, discard: bool) -> Plan {
         // Sync reports exactly what is missing.
         return Plan::Sync;
     }
-    let inspected: std::result::Result<(Head, Changes), git::Error> =
-        git::Repo::open(&r.worktree_path).and_then(|repo| Ok((repo.head()?, repo.changes()?)));
-    let (head, changes) = match inspected {
+    let inspected: std::result::Result<(git::Repo, Head, Changes), git::Error> =
+        git::Repo::open(&r.worktree_path).and_then(|repo| {
+            let (head, changes) = (repo.head()?, repo.changes()?);
+            Ok((repo, head, changes))
+        });
+    let (repo, head, changes) = match inspected {
         Ok(x) => x,
         Err(e) => {
             out.set(Outcome::Failed, Some(format!("status check failed: {e}")));
@@ -339,25 +342,15 @@ fn plan(ws: &str, r: &RepoEntry, discard: bool) -> Plan {
     }
     // Switching away from a detached HEAD whose commits no branch, tag or remote has
     // leaves them to the reflog alone, and a later delete takes that with the worktree.
-    if let (None, Some(oid)) = (&head.branch, &head.oid) {
-        let unreferenced =
-            git::Repo::open(&r.worktree_path).and_then(|repo| repo.unreferenced_commits(oid));
-        if unreferenced.as_ref().map_or(true, |n| *n > 0) {
-            let what = match unreferenced {
-                Ok(n) => format!(
-                    "{n} commit{} no branch, tag or remote has",
-                    if n == 1 { "" } else { "s" }
-                ),
-                Err(e) => format!("commits that may exist nowhere else ({e})"),
-            };
-            let why = format!(
-                "{on} with {what}; give them a branch (`git -C {} switch -c NAME`) before \
-                 switching back to {}",
-                crate::proc::shell_quote(&r.worktree_path.to_string_lossy()),
-                r.branch
-            );
-            return skip(out, why, false);
-        }
+    if let (None, Some(oid)) = (&head.branch, &head.oid)
+        && let Some(held) = crate::ops::teardown::detached_work(&repo, oid)
+    {
+        let why = format!(
+            "{held}; give them a branch (`git -C {} switch -c NAME`) before switching back to {}",
+            crate::proc::shell_quote(&r.worktree_path.to_string_lossy()),
+            r.branch
+        );
+        return skip(out, why, false);
     }
     if !changes.is_clean() && !discard {
         let n = changes.count();

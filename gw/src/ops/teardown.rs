@@ -60,45 +60,60 @@ pub fn held_work(repo: &git::Repo) -> Vec<String> {
     let mut held = Vec::new();
     match repo.head() {
         Ok(head) => {
-            if let Some(op) = &head.in_progress {
-                held.push(format!("a {op} is in progress"));
-            }
+            held.extend(head.in_progress.map(|op| format!("a {op} is in progress")));
             if let (true, Some(oid)) = (head.detached, &head.oid) {
-                let short = &oid[..oid.len().min(7)];
-                match repo.unreferenced_commits(oid) {
-                    Ok(0) => {}
-                    Ok(n) => held.push(format!(
-                        "its detached HEAD ({short}) has {n} commit{} no branch, tag or remote has",
-                        if n == 1 { "" } else { "s" }
-                    )),
-                    Err(e) => held.push(format!(
-                        "cannot tell whether its detached HEAD ({short}) has commits found nowhere else: {e}"
-                    )),
-                }
+                held.extend(detached_work(repo, oid));
             }
         }
         Err(e) => held.push(format!("cannot read its HEAD: {e}")),
     }
     match repo.private_refs_holding_commits() {
-        Ok(refs) => held.extend(refs.into_iter().map(|(name, n)| {
-            format!(
-                "its own ref {name} has {n} commit{} no branch, tag or remote has",
-                if n == 1 { "" } else { "s" }
-            )
-        })),
+        Ok(refs) => held.extend(
+            refs.into_iter()
+                .map(|(name, n)| format!("its own ref {name} has {}", commits_nowhere_else(n))),
+        ),
         Err(e) => held.push(format!("cannot read its refs: {e}")),
     }
     held.extend(submodule_work(repo.git_dir()));
-    // `git worktree add` locks the worktree it is making ("initializing") until its checkout
-    // is done: a checkout cut short leaves that lock, and it is not a person's.
-    if let Some(reason) = git::lock_reason(repo.git_dir()).filter(|r| r != "initializing") {
-        held.push(if reason.is_empty() {
-            "it is locked (`git worktree lock`)".to_string()
-        } else {
-            format!("it is locked (`git worktree lock`): {reason}")
-        });
-    }
+    held.extend(person_lock(repo.git_dir()));
     held
+}
+
+/// What a detached HEAD at `oid` in `repo` holds on its own: the commits no branch, tag or
+/// remote has (their last name is that HEAD and its reflog).
+pub fn detached_work(repo: &git::Repo, oid: &str) -> Option<String> {
+    let short = &oid[..oid.len().min(7)];
+    match repo.unreferenced_commits(oid) {
+        Ok(0) => None,
+        Ok(n) => Some(format!(
+            "its detached HEAD ({short}) has {}",
+            commits_nowhere_else(n)
+        )),
+        Err(e) => Some(format!(
+            "cannot tell whether its detached HEAD ({short}) has commits found nowhere else: {e}"
+        )),
+    }
+}
+
+/// "`n` commit(s) no branch, tag or remote has".
+fn commits_nowhere_else(n: usize) -> String {
+    format!(
+        "{n} commit{} no branch, tag or remote has",
+        if n == 1 { "" } else { "s" }
+    )
+}
+
+/// The lock a person put on the worktree whose private git directory is `admin`
+/// (`git worktree lock`), described. `git worktree add` locks the worktree it is making
+/// ("initializing") until its checkout is done: a checkout cut short leaves that lock, and
+/// it is not a person's.
+pub fn person_lock(admin: &std::path::Path) -> Option<String> {
+    let reason = git::lock_reason(admin).filter(|r| r != "initializing")?;
+    Some(if reason.is_empty() {
+        "it is locked (`git worktree lock`)".to_string()
+    } else {
+        format!("it is locked (`git worktree lock`): {reason}")
+    })
 }
 
 /// Commits the worktree's initialised submodules (their repositories live in its private

@@ -5,7 +5,7 @@ use crate::error::Error;
 use crate::fsx;
 use crate::git;
 use crate::ops::recover::{self, RecoveryOutcome};
-use crate::ops::{Ctx, Outcome, tx};
+use crate::ops::{Ctx, Outcome, teardown, tx};
 
 /// Applies every fixable issue's repair not applied yet and sets each issue's outcome.
 /// While a journal cannot be read, destructive repairs are left (it may describe them).
@@ -121,7 +121,9 @@ fn remove_registration(
     tx::remove_registration(ctx, source, path).map_err(|e| e.message.clone())
 }
 
-/// What the registration of the worktree git recorded at `path` holds on its own.
+/// What the registration of the worktree git recorded at `path` holds on its own, read
+/// from its private git directory (the worktree is gone, so it cannot be opened): the
+/// rules of [`teardown::held_work`].
 fn registration_holds(source: &std::path::Path, path: &std::path::Path) -> Vec<String> {
     let Ok(repo) = git::Repo::open(source) else {
         return Vec::new();
@@ -133,22 +135,10 @@ fn registration_holds(source: &std::path::Path, path: &std::path::Path) -> Vec<S
     else {
         return Vec::new();
     };
-    let mut held = Vec::new();
-    if git::lock_reason(&wt.admin).is_some_and(|r| r != "initializing") {
-        held.push("it is locked (`git worktree lock`)".to_string());
-    }
-    if let Some(op) = git::in_progress(&wt.admin) {
-        held.push(format!("a {op} is in progress"));
-    }
+    let mut held: Vec<String> = teardown::person_lock(&wt.admin).into_iter().collect();
+    held.extend(git::in_progress(&wt.admin).map(|op| format!("a {op} is in progress")));
     if let (None, Some(oid)) = (&wt.branch, &wt.head) {
-        match repo.unreferenced_commits(oid) {
-            Ok(0) => {}
-            Ok(n) => held.push(format!(
-                "its detached HEAD has {n} commit{} no branch, tag or remote has",
-                if n == 1 { "" } else { "s" }
-            )),
-            Err(e) => held.push(format!("cannot read its detached HEAD: {e}")),
-        }
+        held.extend(teardown::detached_work(&repo, oid));
     }
     held
 }

@@ -481,24 +481,10 @@ fn sources(
     config: Option<&Config>,
     state: Option<&State>,
 ) -> BTreeMap<PathBuf, Source> {
-    let mut paths: BTreeSet<PathBuf> = state
-        .map(|s| {
-            s.workspaces
-                .iter()
-                .flat_map(|w| w.repos.iter())
-                .map(|r| r.source_repo.clone())
-                .collect()
-        })
-        .unwrap_or_default();
-    if let Some(config) = config {
-        paths.extend(
-            crate::ops::repos::discover(ctx, config)
-                .repos
-                .into_iter()
-                .map(|r| r.path),
-        );
-    }
-    let paths: Vec<PathBuf> = paths.into_iter().filter(|p| p.is_dir()).collect();
+    let paths: Vec<PathBuf> = crate::ops::repos::known_sources(ctx, config, state)
+        .into_iter()
+        .filter(|p| p.is_dir())
+        .collect();
     let read = parallel::map(&paths, |p| match git::Repo::open(p) {
         Ok(repo) => {
             let worktrees = repo.worktrees().map_err(|e| e.to_string());

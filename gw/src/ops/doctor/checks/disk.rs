@@ -61,8 +61,10 @@ pub(super) fn check_registrations(c: &Checkup<'_>) -> Vec<Issue> {
                 );
                 continue;
             }
-            let held = git::Repo::open(&wt.path)
-                .map(|r| crate::ops::teardown::held_work(&r))
+            let repo = git::Repo::open(&wt.path).ok();
+            let held = repo
+                .as_ref()
+                .map(crate::ops::teardown::held_work)
                 .unwrap_or_default();
             let holds = if held.is_empty() {
                 String::new()
@@ -83,7 +85,7 @@ pub(super) fn check_registrations(c: &Checkup<'_>) -> Vec<Issue> {
             )
             .repo(&name)
             .path(&wt.path);
-            if disposable(&wt.path) {
+            if held.is_empty() && repo.is_some_and(|r| only_its_commit(&r, &wt.path)) {
                 i.suggested_action =
                     "remove it: it holds nothing but the files of its commit".into();
                 i = i.fix(Fix::RemoveWorktree {
@@ -101,14 +103,18 @@ pub(super) fn check_registrations(c: &Checkup<'_>) -> Vec<Issue> {
 /// work beyond them ([`crate::ops::teardown::held_work`]: commits only its detached HEAD
 /// names, an operation in progress, a lock): removing it loses nothing.
 pub(crate) fn disposable(path: &Path) -> bool {
-    let Ok(repo) = git::Repo::open(path) else {
-        return false;
-    };
-    let Ok(Some(head)) = repo.head().map(|h| h.oid) else {
-        return false;
-    };
-    repo.holds_only_files_of(&head, path).unwrap_or(false)
-        && crate::ops::teardown::held_work(&repo).is_empty()
+    git::Repo::open(path).is_ok_and(|repo| {
+        crate::ops::teardown::held_work(&repo).is_empty() && only_its_commit(&repo, path)
+    })
+}
+
+/// The worktree `repo` at `path` holds nothing but the files of the commit it has checked
+/// out.
+fn only_its_commit(repo: &git::Repo, path: &Path) -> bool {
+    repo.head()
+        .ok()
+        .and_then(|h| h.oid)
+        .is_some_and(|head| repo.holds_only_files_of(&head, path).unwrap_or(false))
 }
 
 /// Entries of the workspace directories that no workspace records and no operation is

@@ -92,6 +92,15 @@ pub(super) fn missing_workspace(
     })
 }
 
+/// The commands that replace `r`'s worktree in `ws` with a fresh one.
+fn re_add(ws: &Workspace, r: &RepoEntry) -> String {
+    let name = shell_quote(&ws.name);
+    format!(
+        "`gw remove-repo {name} -r {repo} --force` and `gw add-repo {name} -r {repo}`",
+        repo = r.repo_name
+    )
+}
+
 pub(super) fn check_repo(c: &Checkup<'_>, ws: &Workspace, r: &RepoEntry) -> Vec<Issue> {
     let issue = |kind, text: String, action: String| {
         Issue::new(kind, text, action)
@@ -161,13 +170,7 @@ pub(super) fn check_repo(c: &Checkup<'_>, ws: &Workspace, r: &RepoEntry) -> Vec<
                         admin.display(),
                         owner.display()
                     ),
-                    format!(
-                        "do not commit there; move any work out, then `gw remove-repo {} -r {} --force` and `gw add-repo {} -r {}`",
-                        shell_quote(&ws.name),
-                        r.repo_name,
-                        shell_quote(&ws.name),
-                        r.repo_name
-                    ),
+                    format!("do not commit there; move any work out, then {}", re_add(ws, r)),
                 )
                 .path(&r.worktree_path),
             );
@@ -202,13 +205,7 @@ pub(super) fn check_repo(c: &Checkup<'_>, ws: &Workspace, r: &RepoEntry) -> Vec<
                         r.worktree_path.display(),
                         r.source_repo.display()
                     ),
-                    format!(
-                        "move your work out of it, then `gw remove-repo {} -r {} --force` and `gw add-repo {} -r {}`",
-                        shell_quote(&ws.name),
-                        r.repo_name,
-                        shell_quote(&ws.name),
-                        r.repo_name
-                    ),
+                    format!("move your work out of it, then {}", re_add(ws, r)),
                 )
                 .path(&r.worktree_path),
             );
