@@ -37,6 +37,8 @@ pub struct Env {
     pub shell: Option<String>,
     /// `GW_LOCK_TIMEOUT_MS`: how long to wait for a lock before giving up (default 30 s).
     pub lock_timeout_ms: Option<u64>,
+    /// `GW_THREADS`: the most threads grove uses for CPU work (default: the number of cores).
+    pub threads: Option<usize>,
     /// `GIT_SSH_COMMAND` for git: `ssh -o BatchMode=yes` (so ssh fails instead of
     /// prompting), or `None` when the user set `GIT_SSH_COMMAND` or `GIT_SSH` themselves.
     pub ssh_command: Option<String>,
@@ -100,6 +102,9 @@ impl Env {
             lock_timeout_ms: var("GW_LOCK_TIMEOUT_MS")
                 .and_then(|v| v.into_string().ok())
                 .and_then(|v| v.parse().ok()),
+            threads: var("GW_THREADS")
+                .and_then(|v| v.into_string().ok())
+                .and_then(|v| v.parse().ok()),
             ssh_command: (var("GIT_SSH_COMMAND").is_none() && var("GIT_SSH").is_none())
                 .then(|| "ssh -o BatchMode=yes".to_string()),
             exe: std::env::current_exe().ok(),
@@ -130,6 +135,7 @@ impl Env {
             path: None,
             shell: None,
             lock_timeout_ms: None,
+            threads: None,
             ssh_command: None,
             exe: None,
             tz: None,

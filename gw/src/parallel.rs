@@ -1,14 +1,44 @@
-//! Bounded fan-out over a slice with scoped threads, results in input order.
+//! Bounded fan-out over a slice with scoped threads, results in input order, and the
+//! share of the cores each task may use for its own threads.
 
+use std::cell::Cell;
 use std::num::NonZeroUsize;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
-/// How many workers to use: the number of cores.
+static LIMIT: OnceLock<usize> = OnceLock::new();
+
+thread_local! {
+    /// The threads a task running on this thread may use; `None` outside any fan-out.
+    static SHARE: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// Caps [`workers`] at `n` (`GW_THREADS`); the first call wins.
+pub fn set_limit(n: Option<usize>) {
+    if let Some(n) = n.filter(|n| *n > 0) {
+        let _ = LIMIT.set(n);
+    }
+}
+
+/// How many threads to use for CPU work: the number of cores, or `GW_THREADS`.
 pub fn workers() -> usize {
-    std::thread::available_parallelism()
-        .map(NonZeroUsize::get)
-        .unwrap_or(2)
+    // Asking the OS reads cgroup files each time: ask once.
+    static CORES: OnceLock<usize> = OnceLock::new();
+    LIMIT.get().copied().unwrap_or_else(|| {
+        *CORES.get_or_init(|| {
+            std::thread::available_parallelism()
+                .map(NonZeroUsize::get)
+                .unwrap_or(2)
+        })
+    })
+}
+
+/// How many threads the task running on this thread may use for its own parallel work
+/// (a status within one repository): the cores that the fan-out it runs in (if any) left to
+/// each of its tasks, so one huge repository gets every core and twenty small ones get one
+/// each, never more threads than cores in all.
+pub fn share() -> usize {
+    SHARE.with(Cell::get).unwrap_or_else(workers)
 }
 
 /// How many child processes to keep busy at once: more than cores, because a git
@@ -54,9 +84,11 @@ pub fn map_with<T: Sync, R: Send>(
     }
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    let each = (share() / n).max(1);
     std::thread::scope(|s| {
         for _ in 0..n {
             s.spawn(|| {
+                SHARE.with(|c| c.set(Some(each)));
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= items.len() {
@@ -88,5 +120,21 @@ mod tests {
             v.iter().map(|x| x * 2).collect::<Vec<_>>()
         );
         assert_eq!(super::map(&Vec::<u32>::new(), |x| *x), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn tasks_share_the_threads_of_their_fan_out() {
+        let all = super::share();
+        // One item runs on the caller's thread, with the caller's share.
+        assert_eq!(super::map_with(&[0], 4, |_| super::share()), [all]);
+        let shares = super::map_with(&[0, 1, 2, 3], 2, |_| super::share());
+        assert!(shares.iter().all(|s| *s == (all / 2).max(1)), "{shares:?}");
+        let nested = super::map_with(&[0, 1], 2, |_| {
+            super::map_with(&[0, 1], 2, |_| super::share())
+        });
+        assert!(
+            nested.iter().flatten().all(|s| *s == 1 || *s == all / 4),
+            "{nested:?}"
+        );
     }
 }

@@ -197,3 +197,237 @@ fn name_is_inferred_from_the_current_directory_deepest_wins() {
     assert_eq!(outside.error_code(), "WORKSPACE_NOT_FOUND");
     env.assert_git_agrees_with_state();
 }
+
+/// `git status --porcelain --no-renames` of `dir` as gw reports it: `XY path` lines,
+/// sorted, every kind of conflict as `UU` (gw does not say which side did what).
+fn git_short_status(env: &TestEnv, dir: &std::path::Path, untracked: &str) -> Vec<String> {
+    let out = env.git(
+        dir,
+        &[
+            "status",
+            "--porcelain",
+            "--no-renames",
+            &format!("--untracked-files={untracked}"),
+        ],
+    );
+    let mut lines: Vec<String> = out
+        .lines()
+        .map(|l| {
+            let (xy, path) = l.split_at(2);
+            let xy = if matches!(xy, "DD" | "AU" | "UD" | "UA" | "DU" | "AA" | "UU") {
+                "UU"
+            } else {
+                xy
+            };
+            format!("{xy}{path}")
+        })
+        .collect();
+    lines.sort_by(|a, b| a[3..].cmp(&b[3..]));
+    lines
+}
+
+/// The status is the same whichever way it is computed — tracked files compared on one
+/// thread or several, HEAD compared with the index beside them or skipped because the
+/// index's cache tree proves it unchanged, git asked instead of gix (sparse index,
+/// file-system monitor) — and it is what `git status` says, on worktrees holding every
+/// kind of change.
+#[test]
+fn status_is_the_same_on_one_thread_or_many_and_agrees_with_git() {
+    let env = TestEnv::with_repos(&["big", "clean", "subs", "cone", "sparseidx", "monitored"]);
+    // Enough files that the comparison is split into chunks over several threads.
+    let big = env.repos.join("big");
+    for i in 0..3000 {
+        let dir = big.join(format!("pkg{:02}", i / 100));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("f{i:04}.txt")), format!("{i}\n")).unwrap();
+    }
+    std::fs::write(big.join(".gitignore"), "*.log\nbuild/\n").unwrap();
+    std::fs::write(big.join("both.txt"), "base\n").unwrap();
+    env.git(&big, &["add", "."]);
+    env.git(&big, &["commit", "-q", "-m", "files"]);
+    env.git(&big, &["push", "-q", "origin", "main"]);
+    // A submodule (a local one: file transport allowed for this command only).
+    let subs = env.repos.join("subs");
+    env.git(
+        &subs,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            &env.url("clean"),
+            "vendor/clean",
+        ],
+    );
+    env.git(&subs, &["commit", "-q", "-m", "submodule"]);
+    env.git(&subs, &["push", "-q", "origin", "main"]);
+    for name in ["cone", "sparseidx"] {
+        let repo = env.repos.join(name);
+        for d in ["keep", "drop"] {
+            std::fs::create_dir_all(repo.join(d)).unwrap();
+            std::fs::write(repo.join(d).join("a.txt"), "a\n").unwrap();
+            std::fs::write(repo.join(d).join("b.txt"), "b\n").unwrap();
+        }
+        env.git(&repo, &["add", "."]);
+        env.git(&repo, &["commit", "-q", "-m", "dirs"]);
+        env.git(&repo, &["push", "-q", "origin", "main"]);
+    }
+    env.create("ws", "feat/eq", "big,clean,subs,cone,sparseidx,monitored");
+    let ws = env.ws("ws");
+
+    // big: modified, staged, deleted (staged and not), renamed (staged), untracked files
+    // and a directory of them, ignored files, a type change, and a conflict.
+    let wt = ws.join("big");
+    let conflict_base = env.git(&wt, &["rev-parse", "HEAD"]);
+    env.commit(&wt, "both.txt", "ours\n", "ours");
+    env.git(&wt, &["switch", "-q", "-c", "theirs", &conflict_base]);
+    env.commit(&wt, "both.txt", "theirs\n", "theirs");
+    env.git(&wt, &["switch", "-q", "feat/eq"]);
+    assert_ne!(env.git_run(&wt, &["merge", "-q", "theirs"]).status, 0);
+    std::fs::write(wt.join("pkg00/f0000.txt"), "modified\n").unwrap();
+    std::fs::write(wt.join("pkg01/f0100.txt"), "staged\n").unwrap();
+    env.git(&wt, &["add", "pkg01/f0100.txt"]);
+    std::fs::write(wt.join("pkg01/f0101.txt"), "staged, then modified\n").unwrap();
+    env.git(&wt, &["add", "pkg01/f0101.txt"]);
+    std::fs::write(wt.join("pkg01/f0101.txt"), "and modified again\n").unwrap();
+    std::fs::remove_file(wt.join("pkg02/f0200.txt")).unwrap();
+    env.git(&wt, &["rm", "-q", "pkg02/f0201.txt"]);
+    env.git(&wt, &["mv", "pkg03/f0300.txt", "pkg03/renamed.txt"]);
+    std::fs::write(wt.join("new.txt"), "new\n").unwrap();
+    std::fs::create_dir_all(wt.join("newdir/deeper")).unwrap();
+    std::fs::write(wt.join("newdir/deeper/x.txt"), "x\n").unwrap();
+    std::fs::write(wt.join("pkg04/debug.log"), "ignored\n").unwrap();
+    std::fs::create_dir_all(wt.join("build")).unwrap();
+    std::fs::write(wt.join("build/out.bin"), "ignored\n").unwrap();
+    std::fs::remove_file(wt.join("pkg05/f0500.txt")).unwrap();
+    std::os::unix::fs::symlink("f0501.txt", wt.join("pkg05/f0500.txt")).unwrap();
+    env.git(&wt, &["add", "-N", "new.txt"]);
+
+    // clean: nothing changed, only files touched (the index's stat data is stale, its
+    // cache tree valid).
+    let clean = ws.join("clean");
+    std::fs::write(clean.join("README.md"), "# clean\n").unwrap();
+    std::fs::write(clean.join("untracked.txt"), "u\n").unwrap();
+
+    // subs: the submodule checked out, with a new commit in it.
+    let subs_wt = ws.join("subs");
+    env.git(
+        &subs_wt,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "update",
+            "-q",
+            "--init",
+        ],
+    );
+    env.commit(&subs_wt.join("vendor/clean"), "more.txt", "more\n", "more");
+
+    // cone: a sparse checkout without a sparse index (gix reads it); sparseidx: with one
+    // (git reads it).
+    let cone = ws.join("cone");
+    env.git(&cone, &["sparse-checkout", "set", "--cone", "keep"]);
+    std::fs::write(cone.join("keep/a.txt"), "changed\n").unwrap();
+    let sparseidx = ws.join("sparseidx");
+    env.git(
+        &sparseidx,
+        &["sparse-checkout", "set", "--cone", "--sparse-index", "keep"],
+    );
+    std::fs::write(sparseidx.join("keep/b.txt"), "changed\n").unwrap();
+    std::fs::write(sparseidx.join("keep/c.txt"), "new\n").unwrap();
+
+    // monitored: a file-system monitor (a hook that says everything may have changed).
+    let monitored = ws.join("monitored");
+    let hook = env.root.join("fsmonitor-hook");
+    std::fs::write(&hook, "#!/bin/sh\nprintf 'token\\0/\\0'\n").unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    env.git(
+        &monitored,
+        &["config", "core.fsmonitor", hook.to_str().unwrap()],
+    );
+    std::fs::write(monitored.join("README.md"), "changed\n").unwrap();
+    std::fs::write(monitored.join("new.txt"), "new\n").unwrap();
+
+    let status = |threads: &str| {
+        env.gw_env(
+            &env.root,
+            &["status", "ws", "--format", "json"],
+            &[("GW_THREADS", threads)],
+        )
+        .success()
+        .result()
+    };
+    let one = status("1");
+    for threads in ["2", "4", "16"] {
+        assert_eq!(
+            status(threads),
+            one,
+            "GW_THREADS={threads} gave another status than GW_THREADS=1"
+        );
+    }
+    for name in ["big", "clean", "subs", "cone", "sparseidx", "monitored"] {
+        let r = repo_result(&one, name);
+        let changes: Vec<String> = r["changes"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: no changes in {r}"))
+            .iter()
+            .map(|l| l.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            changes,
+            git_short_status(&env, &ws.join(name), "normal"),
+            "{name}: gw and git disagree"
+        );
+    }
+    let big_changes = repo_result(&one, "big")["changes"].to_string();
+    for expected in [
+        "UU both.txt",
+        " M pkg00",
+        "D  pkg02",
+        " T pkg05",
+        "?? newdir/",
+    ] {
+        assert!(
+            big_changes.contains(expected),
+            "{expected} in {big_changes}"
+        );
+    }
+    assert!(!big_changes.contains("build/") && !big_changes.contains(".log"));
+    assert_eq!(
+        repo_result(&one, "clean")["changes"].to_string(),
+        r#"["?? untracked.txt"]"#
+    );
+    assert_eq!(
+        repo_result(&one, "subs")["modified"],
+        1,
+        "the submodule's new commit"
+    );
+
+    // `status.showUntrackedFiles` is honoured as git honours it.
+    for (setting, git_mode) in [("no", "no"), ("all", "all")] {
+        env.git(&wt, &["config", "status.showUntrackedFiles", setting]);
+        for threads in ["1", "4"] {
+            let r = env
+                .gw_env(
+                    &env.root,
+                    &["status", "ws", "--format", "json"],
+                    &[("GW_THREADS", threads)],
+                )
+                .success()
+                .result();
+            let changes: Vec<String> = repo_result(&r, "big")["changes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l.as_str().unwrap().to_string())
+                .collect();
+            assert_eq!(
+                changes,
+                git_short_status(&env, &wt, git_mode),
+                "status.showUntrackedFiles={setting}, GW_THREADS={threads}"
+            );
+        }
+    }
+}

@@ -95,6 +95,7 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
         env: Vec::new(),
     });
     crate::time::set_tz(env.tz.clone());
+    crate::parallel::set_limit(env.threads);
     crate::state::journal::crash_after_writes(env.crash_after_journal_writes);
     // Ctrl-C and SIGTERM: see `proc::signals`. Without the watcher they would end the
     // process as the OS does, which is still safe, only unreported.

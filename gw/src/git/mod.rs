@@ -6,6 +6,7 @@
 
 mod pristine;
 mod read;
+mod status;
 mod tracking;
 pub mod url;
 mod worktree;

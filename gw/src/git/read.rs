@@ -1,12 +1,12 @@
 //! Reads through gix, in-process: HEAD, branches, status counts, ahead/behind, remotes and
 //! the worktree list.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
 use super::Error;
+use super::status::{Ask, Untracked};
 
 /// An open repository (a main checkout or a linked worktree).
 pub struct Repo {
@@ -170,6 +170,11 @@ impl Repo {
     pub fn rev(&self, spec: &str) -> Option<String> {
         let id = self.repo.rev_parse_single(spec).ok()?;
         Some(id.detach().to_string())
+    }
+
+    /// Whether `key` is set in any of the configuration git reads here.
+    pub fn config_has(&self, key: &str) -> bool {
+        self.repo.config_snapshot().string(key).is_some()
     }
 
     /// `remote.origin.url` as written in the config.
@@ -430,101 +435,35 @@ impl Repo {
     }
 
     /// Uncommitted changes: staged, modified, conflicted and untracked (directories of
-    /// untracked files collapsed, as `git status` shows them). Refreshed index stat data is
-    /// written back, as `git status` does, unless the index is locked.
+    /// untracked files collapsed, as `git status` shows them by default), whatever the
+    /// repository's `status.showUntrackedFiles`: what would be lost is judged on all of them.
+    /// Refreshed index stat data is written back, as `git status` does, unless the index is
+    /// locked.
     pub fn changes(&self) -> Result<Changes, Error> {
-        self.status(false).map(|(c, _)| c)
+        self.status_of(Ask {
+            untracked: Untracked::Normal,
+            ignored: false,
+        })
+        .map(|(c, _)| c)
+    }
+
+    /// The changes `git status` shows here: [`Repo::changes`], listing untracked files as
+    /// `status.showUntrackedFiles` says (none, directories collapsed, or every file).
+    pub fn changes_shown(&self) -> Result<Changes, Error> {
+        self.status_of(Ask {
+            untracked: self.untracked_as_configured(),
+            ignored: false,
+        })
+        .map(|(c, _)| c)
     }
 
     /// [`Repo::changes`], and what is ignored (directories collapsed, with a trailing `/`):
     /// files `git status` does not show, which removing the worktree deletes too.
     pub fn changes_and_ignored(&self) -> Result<(Changes, Vec<String>), Error> {
-        self.status(true)
-    }
-
-    fn status(&self, with_ignored: bool) -> Result<(Changes, Vec<String>), Error> {
-        use gix::status::Item;
-        use gix::status::index_worktree::iter::Summary;
-        let mut ignored = Vec::new();
-        let mut iter = self
-            .repo
-            .status(gix::progress::Discard)
-            .map_err(err(&self.path))?
-            .dirwalk_options(|o| {
-                o.emit_ignored(
-                    with_ignored.then_some(gix::dir::walk::EmissionMode::CollapseDirectory),
-                )
-            })
-            .untracked_files(gix::status::UntrackedFiles::Collapsed)
-            .index_worktree_rewrites(None)
-            .tree_index_track_renames(gix::status::tree_index::TrackRenames::Disabled)
-            .into_iter(None)
-            .map_err(err(&self.path))?;
-        let mut by_path: BTreeMap<String, (char, char)> = BTreeMap::new();
-        let mut c = Changes::default();
-        for item in iter.by_ref() {
-            let item = item.map_err(err(&self.path))?;
-            match &item {
-                Item::TreeIndex(change) => {
-                    use gix::diff::index::Change;
-                    let x = match change {
-                        Change::Addition { .. } => 'A',
-                        Change::Deletion { .. } => 'D',
-                        Change::Modification { .. } => 'M',
-                        Change::Rewrite { .. } => 'R',
-                    };
-                    by_path
-                        .entry(change.location().to_string())
-                        .or_insert((' ', ' '))
-                        .0 = x;
-                }
-                Item::IndexWorktree(iw) => {
-                    if let gix::status::index_worktree::Item::DirectoryContents { entry, .. } = iw
-                        && matches!(entry.status, gix::dir::entry::Status::Ignored(_))
-                    {
-                        let dir = entry.disk_kind.is_some_and(|k| k.is_dir());
-                        ignored.push(format!("{}{}", entry.rela_path, if dir { "/" } else { "" }));
-                        continue;
-                    }
-                    let Some(summary) = iw.summary() else {
-                        continue;
-                    };
-                    let path = iw.rela_path().to_string();
-                    let slot = by_path.entry(path).or_insert((' ', ' '));
-                    match summary {
-                        Summary::Added => *slot = ('?', '?'),
-                        Summary::Conflict => *slot = ('U', 'U'),
-                        Summary::Removed => slot.1 = 'D',
-                        Summary::TypeChange => slot.1 = 'T',
-                        Summary::IntentToAdd => slot.1 = 'A',
-                        Summary::Modified | Summary::Renamed | Summary::Copied => slot.1 = 'M',
-                    }
-                }
-            }
-        }
-        for (path, (x, y)) in by_path {
-            match (x, y) {
-                ('?', '?') => c.untracked += 1,
-                ('U', 'U') => c.conflicted += 1,
-                _ => {
-                    if x != ' ' {
-                        c.staged += 1;
-                    }
-                    if y != ' ' {
-                        c.modified += 1;
-                    }
-                }
-            }
-            c.lines.push(format!("{x}{y} {path}"));
-        }
-        if let Some(outcome) = iter.outcome_mut()
-            && outcome.has_changes()
-        {
-            // Best effort, like git: a locked index just means the next status rehashes.
-            let _ = outcome.write_changes();
-        }
-        ignored.sort();
-        Ok((c, ignored))
+        self.status_of(Ask {
+            untracked: Untracked::Normal,
+            ignored: true,
+        })
     }
 }
 
@@ -557,7 +496,7 @@ pub fn worktree_status(
 ) -> Result<WorktreeStatus, Error> {
     let repo = Repo::open_via(path, via)?;
     let head = repo.head()?;
-    let changes = repo.changes()?;
+    let changes = repo.changes_shown()?;
     let base = repo.resolve_base(base_branch);
     let ahead_behind = match (&head.oid, &base) {
         (Some(h), Some(b)) => Some(repo.ahead_behind(h, &b.oid)?),

@@ -282,7 +282,7 @@ pub fn list_status(ctx: &Ctx<'_>) -> Result<ListStatusReport> {
             .as_ref()
             .and_then(|i| i.relative(root, &r.worktree_path));
         git::Repo::open_via(&r.worktree_path, via.unwrap_or(&r.worktree_path))
-            .and_then(|repo| repo.changes())
+            .and_then(|repo| repo.changes_shown())
             .ok()
             .map(|c| !c.is_clean())
     });

@@ -1,0 +1,463 @@
+//! Uncommitted changes: what `git status` shows, computed in-process with gix where gix
+//! is as fast as git, and by git itself where the repository relies on something gix does
+//! not read (a sparse index, a file-system monitor, a large untracked cache).
+//!
+//! In-process, the tracked files are compared with the index on the threads
+//! [`crate::parallel::share`] leaves this repository (all the cores for one repository, one
+//! each when a fan-out already runs a repository per core), the untracked-file walk runs
+//! beside them, and the comparison of HEAD with the index is skipped when the index's own
+//! cache tree proves it empty (the step `git status` skips the same way).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+
+use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
+use gix::status::plumbing::index_as_worktree_with_renames as iwr;
+
+use super::read::{Changes, Repo};
+use super::{Error, read::err};
+use crate::proc::Cmd;
+
+/// Which untracked files to list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) enum Untracked {
+    /// None (`status.showUntrackedFiles=no`).
+    No,
+    /// Directories holding only untracked files collapsed to `dir/` (git's default).
+    #[default]
+    Normal,
+    /// Every untracked file (`status.showUntrackedFiles=all`).
+    All,
+}
+
+/// What a status asks for.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Ask {
+    pub untracked: Untracked,
+    /// Also list ignored files (directories collapsed, with a trailing `/`).
+    pub ignored: bool,
+}
+
+/// At this many tracked files a repository with git's untracked cache enabled is read by
+/// git, which walks only the directories that changed since its last run.
+const UNTRACKED_CACHE_FROM: usize = 20_000;
+
+impl Repo {
+    /// The untracked files `git status` would list here: `status.showUntrackedFiles`.
+    pub(super) fn untracked_as_configured(&self) -> Untracked {
+        let cfg = self.repo.config_snapshot();
+        match cfg
+            .string("status.showUntrackedFiles")
+            .map(|v| v.to_string())
+            .as_deref()
+        {
+            Some("no") => Untracked::No,
+            Some("all") => Untracked::All,
+            _ => Untracked::Normal,
+        }
+    }
+
+    pub(super) fn status_of(&self, ask: Ask) -> Result<(Changes, Vec<String>), Error> {
+        let index = self.read_index()?;
+        if self.needs_git(&index).is_some() {
+            return self.status_by_git(ask);
+        }
+        self.status_in_process(&index, ask)
+    }
+
+    /// The index, read without verifying its checksum (git does not either, outside
+    /// `git fsck`: hashing a large index costs more than reading it); a missing index is an
+    /// empty one.
+    fn read_index(&self) -> Result<gix::index::File, Error> {
+        let path = self.repo.index_path();
+        match gix::index::File::at(&path, self.repo.object_hash(), true, Default::default()) {
+            Ok(index) => Ok(index),
+            Err(_) => {
+                // Missing, or unreadable: gix's own reading says which, with its error.
+                let index = self.repo.index_or_empty().map_err(err(self.path()))?;
+                Ok((**index).clone())
+            }
+        }
+    }
+
+    /// Why git itself should read this repository's status, if it should.
+    fn needs_git(&self, index: &gix::index::File) -> Option<&'static str> {
+        if index.is_sparse() {
+            return Some("a sparse index, which gix cannot compare");
+        }
+        let cfg = self.repo.config_snapshot();
+        let fsmonitor = cfg.string("core.fsmonitor");
+        if fsmonitor.is_some_and(|v| !matches!(v.to_string().as_str(), "" | "false" | "0")) {
+            return Some("core.fsmonitor, which only git asks");
+        }
+        if cfg.boolean("core.untrackedCache") == Some(true)
+            && index.entries().len() >= UNTRACKED_CACHE_FROM
+        {
+            return Some("core.untrackedCache on a large repository, which only git reads");
+        }
+        None
+    }
+
+    fn status_in_process(
+        &self,
+        index: &gix::index::File,
+        ask: Ask,
+    ) -> Result<(Changes, Vec<String>), Error> {
+        let repo = &self.repo;
+        let path = self.path();
+        let cfg = repo.config_snapshot();
+        let threads = if cfg.boolean("core.preloadIndex") == Some(false) {
+            1
+        } else {
+            crate::parallel::share()
+        };
+        let head_tree = repo.head_tree_id_or_empty().map_err(err(path))?.detach();
+        let mut dirwalk = repo.dirwalk_options().map_err(err(path))?;
+        dirwalk = match ask.untracked {
+            Untracked::No => dirwalk.emit_untracked(gix::dir::walk::EmissionMode::Matching),
+            Untracked::Normal => {
+                dirwalk.emit_untracked(gix::dir::walk::EmissionMode::CollapseDirectory)
+            }
+            Untracked::All => dirwalk.emit_untracked(gix::dir::walk::EmissionMode::Matching),
+        };
+        dirwalk = dirwalk.emit_ignored(
+            ask.ignored
+                .then_some(gix::dir::walk::EmissionMode::CollapseDirectory),
+        );
+        let walk = ask.untracked != Untracked::No || ask.ignored;
+        let options = gix::status::index_worktree::Options {
+            sorting: None,
+            dirwalk_options: walk.then_some(dirwalk),
+            rewrites: None,
+            thread_limit: Some(threads),
+        };
+        // Setting up gix's submodule reader costs a second reading of the index: only for an
+        // index that holds a submodule.
+        let submodules = if index.entries().iter().any(|e| e.mode.is_submodule()) {
+            Submodules::Builtin(Box::new(
+                gix::status::index_worktree::BuiltinSubmoduleStatus::new(
+                    repo.clone().into_sync(),
+                    gix::status::Submodule::default(),
+                )
+                .map_err(err(path))?,
+            ))
+        } else {
+            Submodules::None
+        };
+        let mut collect = Collect {
+            untracked: ask.untracked,
+            ..Collect::default()
+        };
+        let interrupt = AtomicBool::new(false);
+        let staged_unchanged = cache_tree_matches(index, head_tree);
+        let compare_worktree = |collect: &mut Collect| {
+            repo.index_worktree_status(
+                index,
+                Vec::<gix::bstr::BString>::new(),
+                collect,
+                gix::status::plumbing::index_as_worktree::traits::FastEq,
+                submodules,
+                &mut gix::progress::Discard,
+                &interrupt,
+                options,
+            )
+            .map_err(err(path))
+        };
+        let staged = if staged_unchanged {
+            compare_worktree(&mut collect)?;
+            Vec::new()
+        } else if threads > 1 {
+            let sync = repo.clone().into_sync();
+            let (staged, worktree) = std::thread::scope(|s| {
+                let staged = s.spawn(|| staged_changes(&sync.to_thread_local(), head_tree, index));
+                (staged.join(), compare_worktree(&mut collect))
+            });
+            worktree?;
+            staged
+                .map_err(|_| Error::read(path, "the comparison of HEAD and the index failed"))??
+        } else {
+            let staged = staged_changes(repo, head_tree, index)?;
+            compare_worktree(&mut collect)?;
+            staged
+        };
+        for (file, x) in staged {
+            collect.by_path.entry(file).or_insert((' ', ' ')).0 = x;
+        }
+        if !collect.updates.is_empty() {
+            // Best effort, like git: a locked index just means the next status rehashes.
+            let _ = write_stat_updates(repo, index, &collect.updates);
+        }
+        let mut ignored = collect.ignored;
+        ignored.sort();
+        Ok((changes_from(collect.by_path), ignored))
+    }
+
+    /// `git status --porcelain=v2`, for repositories gix cannot read as fast or at all.
+    fn status_by_git(&self, ask: Ask) -> Result<(Changes, Vec<String>), Error> {
+        let mut cmd = Cmd::git(self.path());
+        cmd.args(["status", "--porcelain=v2", "-z", "--no-renames"]);
+        cmd.arg(match ask.untracked {
+            Untracked::No => "--untracked-files=no",
+            Untracked::Normal => "--untracked-files=normal",
+            Untracked::All => "--untracked-files=all",
+        });
+        if ask.ignored {
+            cmd.arg("--ignored=traditional");
+        }
+        let out = cmd.check()?;
+        let (by_path, mut ignored) = parse_porcelain_v2(&out.stdout);
+        ignored.sort();
+        Ok((changes_from(by_path), ignored))
+    }
+}
+
+/// The index's cache tree is valid at its root and names HEAD's tree: nothing is staged.
+/// (An intent-to-add entry is left out of the cache tree, so any one of them means asking.)
+fn cache_tree_matches(index: &gix::index::File, head_tree: gix::ObjectId) -> bool {
+    index
+        .tree()
+        .is_some_and(|t| t.num_entries.is_some() && t.id == head_tree)
+        && !index.entries().iter().any(|e| {
+            e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD) || e.stage_raw() != 0
+        })
+}
+
+/// Paths whose index entry differs from HEAD's tree, with git's `X` letter.
+fn staged_changes(
+    repo: &gix::Repository,
+    head_tree: gix::ObjectId,
+    index: &gix::index::File,
+) -> Result<Vec<(String, char)>, Error> {
+    use gix::diff::index::ChangeRef as C;
+    let mut out = Vec::new();
+    repo.tree_index_status(
+        &head_tree,
+        index,
+        None,
+        gix::status::tree_index::TrackRenames::Disabled,
+        |change, _, _| {
+            let x = match change {
+                C::Addition { .. } => 'A',
+                C::Deletion { .. } => 'D',
+                C::Modification { .. } => 'M',
+                C::Rewrite { .. } => 'R',
+            };
+            out.push((change.location().to_string(), x));
+            Ok(gix::diff::index::Action::Continue(()))
+        },
+    )
+    .map_err(err(repo.workdir().unwrap_or(repo.git_dir())))?;
+    Ok(out)
+}
+
+/// Writes refreshed stat data back to the index, as `git status` does.
+fn write_stat_updates(
+    repo: &gix::Repository,
+    index: &gix::index::File,
+    updates: &[(usize, Update)],
+) -> Result<(), gix::Error> {
+    let mut file = index.clone();
+    let entries = file.entries_mut();
+    for (i, update) in updates {
+        if let Some(entry) = entries.get_mut(*i) {
+            match update {
+                Update::Stat(stat) => entry.stat = *stat,
+                Update::SizeZero => entry.stat.size = 0,
+            }
+        }
+    }
+    let skip_hash = repo
+        .config_snapshot()
+        .boolean("index.skipHash")
+        .unwrap_or(false);
+    file.write(gix::index::write::Options {
+        extensions: Default::default(),
+        skip_hash,
+    })?;
+    Ok(())
+}
+
+/// How submodules are compared: by gix, or not at all when there are none.
+#[derive(Clone)]
+enum Submodules {
+    None,
+    Builtin(Box<gix::status::index_worktree::BuiltinSubmoduleStatus>),
+}
+
+impl gix::status::plumbing::index_as_worktree::traits::SubmoduleStatus for Submodules {
+    type Output = gix::submodule::Status;
+
+    fn status(
+        &mut self,
+        entry: &gix::index::Entry,
+        rela_path: &gix::bstr::BStr,
+    ) -> Result<Option<Self::Output>, gix::Error> {
+        match self {
+            Submodules::None => Ok(None),
+            Submodules::Builtin(b) => b.status(entry, rela_path),
+        }
+    }
+}
+
+/// An index entry's refreshed stat data, or its size zeroed to keep a racily clean entry
+/// looking changed.
+#[derive(Debug, Clone, Copy)]
+enum Update {
+    Stat(gix::index::entry::Stat),
+    SizeZero,
+}
+
+#[derive(Default)]
+struct Collect {
+    untracked: Untracked,
+    /// `(X, Y)` of each changed path.
+    by_path: BTreeMap<String, (char, char)>,
+    ignored: Vec<String>,
+    updates: Vec<(usize, Update)>,
+}
+
+impl<'index> iwr::VisitEntry<'index> for Collect {
+    type ContentChange = ();
+    type SubmoduleStatus = gix::submodule::Status;
+
+    fn visit_entry(&mut self, entry: iwr::Entry<'index, (), gix::submodule::Status>) {
+        use iwr::Summary;
+        match &entry {
+            iwr::Entry::Modification {
+                status: EntryStatus::NeedsUpdate(stat),
+                entry_index,
+                ..
+            } => {
+                self.updates.push((*entry_index, Update::Stat(*stat)));
+                return;
+            }
+            iwr::Entry::Modification {
+                status:
+                    EntryStatus::Change(Change::Modification {
+                        set_entry_stat_size_zero: true,
+                        ..
+                    }),
+                entry_index,
+                ..
+            } => self.updates.push((*entry_index, Update::SizeZero)),
+            iwr::Entry::DirectoryContents { entry: e, .. } => match e.status {
+                gix::dir::entry::Status::Ignored(_) => {
+                    let dir = e.disk_kind.is_some_and(|k| k.is_dir());
+                    self.ignored
+                        .push(format!("{}{}", e.rela_path, if dir { "/" } else { "" }));
+                    return;
+                }
+                gix::dir::entry::Status::Untracked if self.untracked == Untracked::No => return,
+                _ => {}
+            },
+            _ => {}
+        }
+        let Some(summary) = entry.summary() else {
+            return;
+        };
+        let mut path = entry.destination_rela_path().to_string();
+        if let iwr::Entry::DirectoryContents { entry: e, .. } = &entry
+            && e.disk_kind.is_some_and(|k| k.is_dir())
+        {
+            // A directory of untracked files, shown collapsed: `dir/`, as git shows it.
+            path.push('/');
+        }
+        let slot = self.by_path.entry(path).or_insert((' ', ' '));
+        match summary {
+            Summary::Added => *slot = ('?', '?'),
+            Summary::Conflict => *slot = ('U', 'U'),
+            Summary::Removed => slot.1 = 'D',
+            Summary::TypeChange => slot.1 = 'T',
+            Summary::IntentToAdd => slot.1 = 'A',
+            Summary::Modified | Summary::Renamed | Summary::Copied => slot.1 = 'M',
+        }
+    }
+}
+
+/// Counts and short-status lines from each changed path's `(X, Y)`.
+fn changes_from(by_path: BTreeMap<String, (char, char)>) -> Changes {
+    let mut c = Changes::default();
+    for (path, (x, y)) in by_path {
+        match (x, y) {
+            ('?', '?') => c.untracked += 1,
+            ('U', 'U') => c.conflicted += 1,
+            _ => {
+                if x != ' ' {
+                    c.staged += 1;
+                }
+                if y != ' ' {
+                    c.modified += 1;
+                }
+            }
+        }
+        c.lines.push(format!("{x}{y} {path}"));
+    }
+    c
+}
+
+/// Reads `git status --porcelain=v2 -z --no-renames` output: each changed path's `(X, Y)`
+/// (a conflict of any kind as `UU`, as gix reports it), and the ignored paths.
+fn parse_porcelain_v2(out: &str) -> (BTreeMap<String, (char, char)>, Vec<String>) {
+    let mut by_path = BTreeMap::new();
+    let mut ignored = Vec::new();
+    let letter = |c: char| if c == '.' { ' ' } else { c };
+    for record in out.split('\0').filter(|r| !r.is_empty()) {
+        let Some((kind, rest)) = record.split_once(' ') else {
+            continue;
+        };
+        match kind {
+            "?" => {
+                by_path.insert(rest.to_string(), ('?', '?'));
+            }
+            "!" => ignored.push(rest.to_string()),
+            // `1 XY sub mH mI mW hH hI path`
+            "1" => {
+                let fields: Vec<&str> = rest.splitn(8, ' ').collect();
+                if let [xy, .., path] = fields.as_slice()
+                    && fields.len() == 8
+                {
+                    let mut xy = xy.chars();
+                    let (x, y) = (xy.next().unwrap_or('.'), xy.next().unwrap_or('.'));
+                    by_path.insert(path.to_string(), (letter(x), letter(y)));
+                }
+            }
+            // `u XY sub m1 m2 m3 mW h1 h2 h3 path`
+            "u" => {
+                if let Some(path) = rest.splitn(10, ' ').nth(9) {
+                    by_path.insert(path.to_string(), ('U', 'U'));
+                }
+            }
+            _ => {}
+        }
+    }
+    (by_path, ignored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn porcelain_v2_records_become_short_status_letters() {
+        let out = "1 .M N... 100644 100644 100644 a a a.txt\0\
+                   1 A. N... 000000 100644 100644 0 b dir/new file.txt\0\
+                   u UU N... 100644 100644 100644 100644 a b c both.txt\0\
+                   ? untracked/\0! target/\0";
+        let (by_path, ignored) = parse_porcelain_v2(out);
+        let c = changes_from(by_path);
+        assert_eq!(
+            c.lines,
+            [
+                " M a.txt",
+                "UU both.txt",
+                "A  dir/new file.txt",
+                "?? untracked/"
+            ]
+        );
+        assert_eq!(
+            (c.staged, c.modified, c.conflicted, c.untracked),
+            (1, 1, 1, 1)
+        );
+        assert_eq!(ignored, ["target/"]);
+    }
+}
