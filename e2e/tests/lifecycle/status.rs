@@ -262,6 +262,18 @@ fn status_is_the_same_on_one_thread_or_many_and_agrees_with_git() {
     );
     env.git(&subs, &["commit", "-q", "-m", "submodule"]);
     env.git(&subs, &["push", "-q", "origin", "main"]);
+    // A repository large enough that, with a file-system monitor, git reads it.
+    let monitored_src = env.repos.join("monitored");
+    for i in 0..20_000 {
+        let dir = monitored_src.join(format!("m{:03}", i / 200));
+        if i % 200 == 0 {
+            std::fs::create_dir_all(&dir).unwrap();
+        }
+        std::fs::write(dir.join(format!("{i}.txt")), "m\n").unwrap();
+    }
+    env.git(&monitored_src, &["add", "."]);
+    env.git(&monitored_src, &["commit", "-q", "-m", "many"]);
+    env.git(&monitored_src, &["push", "-q", "origin", "main"]);
     for name in ["cone", "sparseidx"] {
         let repo = env.repos.join(name);
         for d in ["keep", "drop"] {
@@ -338,10 +350,16 @@ fn status_is_the_same_on_one_thread_or_many_and_agrees_with_git() {
     std::fs::write(sparseidx.join("keep/b.txt"), "changed\n").unwrap();
     std::fs::write(sparseidx.join("keep/c.txt"), "new\n").unwrap();
 
-    // monitored: a file-system monitor (a hook that says everything may have changed).
+    // monitored: a file-system monitor (a hook that notes it was asked, and says everything
+    // may have changed).
     let monitored = ws.join("monitored");
     let hook = env.root.join("fsmonitor-hook");
-    std::fs::write(&hook, "#!/bin/sh\nprintf 'token\\0/\\0'\n").unwrap();
+    let asked = env.root.join("fsmonitor-asked");
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\ntouch '{}'\nprintf 'token\\0/\\0'\n", s(&asked)),
+    )
+    .unwrap();
     std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     env.git(
         &monitored,
@@ -360,6 +378,10 @@ fn status_is_the_same_on_one_thread_or_many_and_agrees_with_git() {
         .result()
     };
     let one = status("1");
+    assert!(
+        asked.exists(),
+        "git, asked to read the monitored repository, runs its fsmonitor hook"
+    );
     for threads in ["2", "4", "16"] {
         assert_eq!(
             status(threads),

@@ -38,9 +38,10 @@ pub(super) struct Ask {
     pub ignored: bool,
 }
 
-/// At this many tracked files a repository with git's untracked cache enabled is read by
-/// git, which walks only the directories that changed since its last run.
-const UNTRACKED_CACHE_FROM: usize = 20_000;
+/// At this many tracked files, a repository where the user turned on git's file-system
+/// monitor or untracked cache is read by git, which then looks only at what changed since
+/// its last run.
+const LARGE: usize = 20_000;
 
 impl Repo {
     /// The untracked files `git status` would list here: `status.showUntrackedFiles`.
@@ -85,14 +86,16 @@ impl Repo {
         if index.is_sparse() {
             return Some("a sparse index, which gix cannot compare");
         }
+        if index.entries().len() < LARGE {
+            // gix reads a repository this size faster than git starts.
+            return None;
+        }
         let cfg = self.repo.config_snapshot();
         let fsmonitor = cfg.string("core.fsmonitor");
         if fsmonitor.is_some_and(|v| !matches!(v.to_string().as_str(), "" | "false" | "0")) {
-            return Some("core.fsmonitor, which only git asks");
+            return Some("core.fsmonitor on a large repository, which only git asks");
         }
-        if cfg.boolean("core.untrackedCache") == Some(true)
-            && index.entries().len() >= UNTRACKED_CACHE_FROM
-        {
+        if cfg.boolean("core.untrackedCache") == Some(true) {
             return Some("core.untrackedCache on a large repository, which only git reads");
         }
         None
@@ -250,12 +253,29 @@ fn staged_changes(
     Ok(out)
 }
 
-/// Writes refreshed stat data back to the index, as `git status` does.
+/// Writes refreshed stat data back to the index, as `git status` does: under the index's
+/// lock, and only if the index is still the one this status read (someone may have staged
+/// a file since; writing the older copy over it would unstage that).
 fn write_stat_updates(
     repo: &gix::Repository,
     index: &gix::index::File,
     updates: &[(usize, Update)],
-) -> Result<(), gix::Error> {
+) -> Result<(), Error> {
+    use std::io::Write as _;
+    let path = index.path();
+    let fail = |e: &dyn std::fmt::Display| Error::read(path, e);
+    let lock = gix::lock::File::acquire_to_update_resource(
+        path,
+        gix::lock::acquire::Fail::Immediately,
+        None,
+        // As gix writes the index: the lock file's mode from the umask.
+        0,
+    )
+    .map_err(|e| fail(&e))?;
+    if !still_the_index_read(index) {
+        // The lock is dropped unused: the index stays as the other writer left it.
+        return Ok(());
+    }
     let mut file = index.clone();
     let entries = file.entries_mut();
     for (i, update) in updates {
@@ -270,11 +290,47 @@ fn write_stat_updates(
         .config_snapshot()
         .boolean("index.skipHash")
         .unwrap_or(false);
-    file.write(gix::index::write::Options {
-        extensions: Default::default(),
-        skip_hash,
-    })?;
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, lock);
+    file.write_to(
+        &mut out,
+        gix::index::write::Options {
+            extensions: Default::default(),
+            skip_hash,
+        },
+    )
+    .map_err(|e| fail(&e))?;
+    out.flush().map_err(|e| fail(&e))?;
+    let lock = out.into_inner().map_err(|e| fail(&e.into_error()))?;
+    lock.commit().map_err(|e| fail(&e.error))?;
     Ok(())
+}
+
+/// The index file on disk is the one `index` was read from: same modification time, same
+/// length and same trailing checksum.
+fn still_the_index_read(index: &gix::index::File) -> bool {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(index.path()) else {
+        return false;
+    };
+    let Ok(meta) = f.metadata() else {
+        return false;
+    };
+    let same_time = meta.modified().ok().is_some_and(|m| {
+        let t = index.timestamp();
+        m.duration_since(std::time::UNIX_EPOCH).is_ok_and(|d| {
+            d.as_secs() == t.unix_seconds() as u64 && d.subsec_nanos() == t.nanoseconds()
+        })
+    });
+    let Some(checksum) = index.checksum() else {
+        return false;
+    };
+    let n = checksum.as_slice().len();
+    let mut trailer = vec![0; n];
+    same_time
+        && meta.len() >= n as u64
+        && f.seek(SeekFrom::End(-(n as i64))).is_ok()
+        && f.read_exact(&mut trailer).is_ok()
+        && trailer == checksum.as_slice()
 }
 
 /// How submodules are compared: by gix, or not at all when there are none.
@@ -436,6 +492,35 @@ fn parse_porcelain_v2(out: &str) -> (BTreeMap<String, (char, char)>, Vec<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::testutil::git;
+
+    #[test]
+    fn refreshed_stat_data_is_not_written_over_an_index_someone_changed_since() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().canonicalize().unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        crate::fsx::write_atomic(&dir.join("a.txt"), b"a\n").unwrap();
+        git(&dir, &["add", "a.txt"]);
+        git(&dir, &["commit", "-q", "-m", "one"]);
+        let repo = Repo::open(&dir).unwrap();
+        let read = repo.read_index().unwrap();
+        // Someone stages a file after this status read the index (the new index can share
+        // the old one's second: the check must not rest on the time alone).
+        crate::fsx::write_atomic(&dir.join("b.txt"), b"b\n").unwrap();
+        git(&dir, &["add", "b.txt"]);
+        write_stat_updates(&repo.repo, &read, &[(0, Update::SizeZero)]).unwrap();
+        let staged = git(&dir, &["diff", "--cached", "--name-only"]);
+        assert_eq!(staged.trim(), "b.txt", "the staged file is still staged");
+
+        // Unchanged since it was read, the index is written.
+        let read = repo.read_index().unwrap();
+        write_stat_updates(&repo.repo, &read, &[(0, Update::SizeZero)]).unwrap();
+        assert_eq!(repo.read_index().unwrap().entries()[0].stat.size, 0);
+        assert_eq!(
+            git(&dir, &["diff", "--cached", "--name-only"]).trim(),
+            "b.txt"
+        );
+    }
 
     #[test]
     fn porcelain_v2_records_become_short_status_letters() {
