@@ -301,7 +301,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     );
 
     let mut scaling_rows = Vec::new();
-    if scaling {
+    if scaling && wanted("status") {
         // One fixture with the most repositories serves every status size.
         let biggest = Scale {
             status_repos: 80,
@@ -321,6 +321,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 "cpu_ratio": c.m.cpu_ratio,
             }));
         }
+    }
+    if scaling && wanted("big-status") {
         for n in [10_000, 100_000, 300_000] {
             util::step(&format!("scaling: status of one repository of {n} files"));
             let s = Scale {
@@ -334,6 +336,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 "cpu_ratio": c.m.cpu_ratio, "peak_rss_kib": c.peak_rss_kib,
             }));
         }
+    }
+    if scaling && wanted("list") {
         for n in [100, 1000, 10_000] {
             util::step(&format!("scaling: list of {n} workspaces"));
             let c = fx.list_case(scale, n)?;
@@ -343,6 +347,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 "cpu_ratio": c.m.cpu_ratio, "peak_rss_kib": c.peak_rss_kib,
             }));
         }
+    }
+    if !scaling_rows.is_empty() {
         println!("\nScaling:");
         for r in &scaling_rows {
             println!("- {r}");
