@@ -315,6 +315,8 @@ fn status_is_the_same_on_one_thread_or_many_and_agrees_with_git() {
     std::fs::remove_file(wt.join("pkg05/f0500.txt")).unwrap();
     std::os::unix::fs::symlink("f0501.txt", wt.join("pkg05/f0500.txt")).unwrap();
     env.git(&wt, &["add", "-N", "new.txt"]);
+    // Deleted from the index, still on disk: staged as deleted, and untracked.
+    env.git(&wt, &["rm", "-q", "--cached", "pkg06/f0600.txt"]);
 
     // clean: nothing changed, only files touched (the index's stat data is stale, its
     // cache tree valid).
@@ -342,6 +344,9 @@ fn status_is_the_same_on_one_thread_or_many_and_agrees_with_git() {
     let cone = ws.join("cone");
     env.git(&cone, &["sparse-checkout", "set", "--cone", "keep"]);
     std::fs::write(cone.join("keep/a.txt"), "changed\n").unwrap();
+    // An edit outside the patterns: git compares the file, so must gw (a delete would lose it).
+    std::fs::create_dir_all(cone.join("drop")).unwrap();
+    std::fs::write(cone.join("drop/b.txt"), "edited outside the cone\n").unwrap();
     let sparseidx = ws.join("sparseidx");
     env.git(
         &sparseidx,
@@ -410,6 +415,8 @@ fn status_is_the_same_on_one_thread_or_many_and_agrees_with_git() {
         "D  pkg02",
         " T pkg05",
         "?? newdir/",
+        "D  pkg06/f0600.txt",
+        "?? pkg06/f0600.txt",
     ] {
         assert!(
             big_changes.contains(expected),
@@ -425,6 +432,13 @@ fn status_is_the_same_on_one_thread_or_many_and_agrees_with_git() {
         repo_result(&one, "subs")["modified"],
         1,
         "the submodule's new commit"
+    );
+    assert!(
+        repo_result(&one, "cone")["changes"]
+            .to_string()
+            .contains(" M drop/b.txt"),
+        "{}",
+        repo_result(&one, "cone")
     );
 
     // `status.showUntrackedFiles` is honoured as git honours it.

@@ -1,12 +1,12 @@
 //! Uncommitted changes: what `git status` shows, computed in-process with gix where gix
 //! is as fast as git, and by git itself where the repository relies on something gix does
-//! not read (a sparse index, a file-system monitor, a large untracked cache).
+//! not read (a sparse index, files outside sparse-checkout patterns, a file-system monitor,
+//! a large untracked cache).
 //!
 //! In-process, the tracked files are compared with the index on the threads
 //! [`crate::parallel::share`] leaves this repository (all the cores for one repository, one
 //! each when a fan-out already runs a repository per core), the untracked-file walk runs
-//! beside them, and the comparison of HEAD with the index is skipped when the index's own
-//! cache tree proves it empty (the step `git status` skips the same way).
+//! beside them, and HEAD is compared with the index on another.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -86,6 +86,9 @@ impl Repo {
         if index.is_sparse() {
             return Some("a sparse index, which gix cannot compare");
         }
+        if self.files_outside_sparse_patterns(index) {
+            return Some("files outside the sparse-checkout patterns, which git compares");
+        }
         if index.entries().len() < LARGE {
             // gix reads a repository this size faster than git starts.
             return None;
@@ -99,6 +102,26 @@ impl Repo {
             return Some("core.untrackedCache on a large repository, which only git reads");
         }
         None
+    }
+
+    /// A sparse checkout where a file marked skip-worktree (outside the patterns) exists:
+    /// git compares such a file as tracked (and clears the mark), gix skips it, so an edit
+    /// made there would go unseen — and be deleted with the worktree.
+    fn files_outside_sparse_patterns(&self, index: &gix::index::File) -> bool {
+        let cfg = self.repo.config_snapshot();
+        if cfg.boolean("core.sparseCheckout") != Some(true)
+            || cfg.boolean("sparse.expectFilesOutsideOfPatterns") == Some(true)
+        {
+            return false;
+        }
+        let Some(workdir) = self.repo.workdir() else {
+            return false;
+        };
+        index.entries().iter().any(|e| {
+            e.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE)
+                && gix::path::from_bstr(e.path(index))
+                    .is_ok_and(|p| workdir.join(p).symlink_metadata().is_ok())
+        })
     }
 
     fn status_in_process(
@@ -152,7 +175,6 @@ impl Repo {
             ..Collect::default()
         };
         let interrupt = AtomicBool::new(false);
-        let staged_unchanged = cache_tree_matches(index, head_tree);
         let compare_worktree = |collect: &mut Collect| {
             repo.index_worktree_status(
                 index,
@@ -166,10 +188,10 @@ impl Repo {
             )
             .map_err(err(path))
         };
-        let staged = if staged_unchanged {
-            compare_worktree(&mut collect)?;
-            Vec::new()
-        } else if threads > 1 {
+        // HEAD is compared with every index entry: the index's cache tree is not trusted to
+        // say nothing is staged (a tool that rewrote entries without invalidating it would
+        // hide staged work from a delete; git does not trust it for status either).
+        let staged = if threads > 1 {
             let sync = repo.clone().into_sync();
             let (staged, worktree) = std::thread::scope(|s| {
                 let staged = s.spawn(|| staged_changes(&sync.to_thread_local(), head_tree, index));
@@ -184,7 +206,7 @@ impl Repo {
             staged
         };
         for (file, x) in staged {
-            collect.by_path.entry(file).or_insert((' ', ' ')).0 = x;
+            collect.by_path.entry(file).or_default().xy.0 = x;
         }
         if !collect.updates.is_empty() {
             // Best effort, like git: a locked index just means the next status rehashes.
@@ -212,17 +234,6 @@ impl Repo {
         ignored.sort();
         Ok((changes_from(by_path), ignored))
     }
-}
-
-/// The index's cache tree is valid at its root and names HEAD's tree: nothing is staged.
-/// (An intent-to-add entry is left out of the cache tree, so any one of them means asking.)
-fn cache_tree_matches(index: &gix::index::File, head_tree: gix::ObjectId) -> bool {
-    index
-        .tree()
-        .is_some_and(|t| t.num_entries.is_some() && t.id == head_tree)
-        && !index.entries().iter().any(|e| {
-            e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD) || e.stage_raw() != 0
-        })
 }
 
 /// Paths whose index entry differs from HEAD's tree, with git's `X` letter.
@@ -366,8 +377,8 @@ enum Update {
 #[derive(Default)]
 struct Collect {
     untracked: Untracked,
-    /// `(X, Y)` of each changed path.
-    by_path: BTreeMap<String, (char, char)>,
+    /// What changed at each path.
+    by_path: BTreeMap<String, Slot>,
     ignored: Vec<String>,
     updates: Vec<(usize, Update)>,
 }
@@ -418,24 +429,43 @@ impl<'index> iwr::VisitEntry<'index> for Collect {
             // A directory of untracked files, shown collapsed: `dir/`, as git shows it.
             path.push('/');
         }
-        let slot = self.by_path.entry(path).or_insert((' ', ' '));
+        let slot = self.by_path.entry(path).or_default();
         match summary {
-            Summary::Added => *slot = ('?', '?'),
-            Summary::Conflict => *slot = ('U', 'U'),
-            Summary::Removed => slot.1 = 'D',
-            Summary::TypeChange => slot.1 = 'T',
-            Summary::IntentToAdd => slot.1 = 'A',
-            Summary::Modified | Summary::Renamed | Summary::Copied => slot.1 = 'M',
+            Summary::Added => slot.untracked = true,
+            Summary::Conflict => slot.xy = ('U', 'U'),
+            Summary::Removed => slot.xy.1 = 'D',
+            Summary::TypeChange => slot.xy.1 = 'T',
+            Summary::IntentToAdd => slot.xy.1 = 'A',
+            Summary::Modified | Summary::Renamed | Summary::Copied => slot.xy.1 = 'M',
         }
     }
 }
 
-/// Counts and short-status lines from each changed path's `(X, Y)`.
-fn changes_from(by_path: BTreeMap<String, (char, char)>) -> Changes {
+/// What changed at one path: its index entry against HEAD and the worktree (`X`, `Y` as
+/// `git status --short` shows them, blank when unchanged), and whether an untracked file is
+/// there too (a path whose deletion is staged can hold a new, untracked file: two lines).
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    xy: (char, char),
+    untracked: bool,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot {
+            xy: (' ', ' '),
+            untracked: false,
+        }
+    }
+}
+
+/// Counts and short-status lines from what changed at each path.
+fn changes_from(by_path: BTreeMap<String, Slot>) -> Changes {
     let mut c = Changes::default();
-    for (path, (x, y)) in by_path {
+    for (path, slot) in by_path {
+        let (x, y) = slot.xy;
         match (x, y) {
-            ('?', '?') => c.untracked += 1,
+            (' ', ' ') => {}
             ('U', 'U') => c.conflicted += 1,
             _ => {
                 if x != ' ' {
@@ -446,15 +476,21 @@ fn changes_from(by_path: BTreeMap<String, (char, char)>) -> Changes {
                 }
             }
         }
-        c.lines.push(format!("{x}{y} {path}"));
+        if (x, y) != (' ', ' ') {
+            c.lines.push(format!("{x}{y} {path}"));
+        }
+        if slot.untracked {
+            c.untracked += 1;
+            c.lines.push(format!("?? {path}"));
+        }
     }
     c
 }
 
 /// Reads `git status --porcelain=v2 -z --no-renames` output: each changed path's `(X, Y)`
 /// (a conflict of any kind as `UU`, as gix reports it), and the ignored paths.
-fn parse_porcelain_v2(out: &str) -> (BTreeMap<String, (char, char)>, Vec<String>) {
-    let mut by_path = BTreeMap::new();
+fn parse_porcelain_v2(out: &str) -> (BTreeMap<String, Slot>, Vec<String>) {
+    let mut by_path: BTreeMap<String, Slot> = BTreeMap::new();
     let mut ignored = Vec::new();
     let letter = |c: char| if c == '.' { ' ' } else { c };
     for record in out.split('\0').filter(|r| !r.is_empty()) {
@@ -462,9 +498,7 @@ fn parse_porcelain_v2(out: &str) -> (BTreeMap<String, (char, char)>, Vec<String>
             continue;
         };
         match kind {
-            "?" => {
-                by_path.insert(rest.to_string(), ('?', '?'));
-            }
+            "?" => by_path.entry(rest.to_string()).or_default().untracked = true,
             "!" => ignored.push(rest.to_string()),
             // `1 XY sub mH mI mW hH hI path`
             "1" => {
@@ -474,13 +508,13 @@ fn parse_porcelain_v2(out: &str) -> (BTreeMap<String, (char, char)>, Vec<String>
                 {
                     let mut xy = xy.chars();
                     let (x, y) = (xy.next().unwrap_or('.'), xy.next().unwrap_or('.'));
-                    by_path.insert(path.to_string(), (letter(x), letter(y)));
+                    by_path.entry(path.to_string()).or_default().xy = (letter(x), letter(y));
                 }
             }
             // `u XY sub m1 m2 m3 mW h1 h2 h3 path`
             "u" => {
                 if let Some(path) = rest.splitn(10, ' ').nth(9) {
-                    by_path.insert(path.to_string(), ('U', 'U'));
+                    by_path.entry(path.to_string()).or_default().xy = ('U', 'U');
                 }
             }
             _ => {}
@@ -493,6 +527,33 @@ fn parse_porcelain_v2(out: &str) -> (BTreeMap<String, (char, char)>, Vec<String>
 mod tests {
     use super::*;
     use crate::ops::testutil::git;
+
+    #[test]
+    fn a_staged_change_is_seen_even_when_the_cache_tree_still_names_head() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().canonicalize().unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        crate::fsx::write_atomic(&dir.join("a.txt"), b"a\n").unwrap();
+        git(&dir, &["add", "a.txt"]);
+        git(&dir, &["commit", "-q", "-m", "one"]);
+        // A writer that changes an entry and leaves the index's cache tree as it was (gix's
+        // own index writer does): the file is staged, and the worktree matches it.
+        crate::fsx::write_atomic(&dir.join("a.txt"), b"staged\n").unwrap();
+        let id = git(&dir, &["hash-object", "-w", "a.txt"]);
+        let repo = Repo::open(&dir).unwrap();
+        let mut index = repo.read_index().unwrap();
+        assert!(index.tree().is_some_and(|t| t.num_entries.is_some()));
+        let meta = gix::index::fs::Metadata::from_path_no_follow(&dir.join("a.txt")).unwrap();
+        let entry = &mut index.entries_mut()[0];
+        entry.id = gix::ObjectId::from_hex(id.trim().as_bytes()).unwrap();
+        entry.stat = gix::index::entry::Stat::from_fs(&meta).unwrap();
+        index.write(Default::default()).unwrap();
+        assert_eq!(git(&dir, &["status", "--porcelain"]).trim_end(), "M  a.txt");
+
+        let changes = Repo::open(&dir).unwrap().changes().unwrap();
+        assert_eq!(changes.lines, ["M  a.txt"]);
+        assert_eq!(changes.staged, 1);
+    }
 
     #[test]
     fn refreshed_stat_data_is_not_written_over_an_index_someone_changed_since() {
@@ -527,7 +588,8 @@ mod tests {
         let out = "1 .M N... 100644 100644 100644 a a a.txt\0\
                    1 A. N... 000000 100644 100644 0 b dir/new file.txt\0\
                    u UU N... 100644 100644 100644 100644 a b c both.txt\0\
-                   ? untracked/\0! target/\0";
+                   1 D. N... 100644 000000 000000 a 0 gone.txt\0\
+                   ? gone.txt\0? untracked/\0! target/\0";
         let (by_path, ignored) = parse_porcelain_v2(out);
         let c = changes_from(by_path);
         assert_eq!(
@@ -536,12 +598,14 @@ mod tests {
                 " M a.txt",
                 "UU both.txt",
                 "A  dir/new file.txt",
+                "D  gone.txt",
+                "?? gone.txt",
                 "?? untracked/"
             ]
         );
         assert_eq!(
             (c.staged, c.modified, c.conflicted, c.untracked),
-            (1, 1, 1, 1)
+            (2, 1, 1, 2)
         );
         assert_eq!(ignored, ["target/"]);
     }
