@@ -208,7 +208,7 @@ impl Repo {
         for (file, x) in staged {
             collect.by_path.entry(file).or_default().xy.0 = x;
         }
-        if !collect.updates.is_empty() {
+        if !collect.updates.is_empty() && gix_writes_all_of(index) {
             // Best effort, like git: a locked index just means the next status rehashes.
             let _ = write_stat_updates(repo, index, &collect.updates);
         }
@@ -262,6 +262,14 @@ fn staged_changes(
     )
     .map_err(err(repo.workdir().unwrap_or(repo.git_dir())))?;
     Ok(out)
+}
+
+/// Whether gix writes back everything this index holds: it drops the resolve-undo record
+/// (what `git checkout -m` recreates a resolved conflict from), the untracked cache and the
+/// file-system monitor's token. An index holding one is left as it is: the next status
+/// compares contents again, and git's own state stays whole.
+fn gix_writes_all_of(index: &gix::index::File) -> bool {
+    index.resolve_undo().is_none() && index.untracked().is_none() && index.fs_monitor().is_none()
 }
 
 /// Writes refreshed stat data back to the index, as `git status` does: under the index's
@@ -553,6 +561,34 @@ mod tests {
         let changes = Repo::open(&dir).unwrap().changes().unwrap();
         assert_eq!(changes.lines, ["M  a.txt"]);
         assert_eq!(changes.staged, 1);
+    }
+
+    #[test]
+    fn an_index_holding_what_gix_cannot_write_is_not_written_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().canonicalize().unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        crate::fsx::write_atomic(&dir.join("a.txt"), b"a\n").unwrap();
+        git(&dir, &["add", "a.txt"]);
+        git(&dir, &["commit", "-q", "-m", "one"]);
+        git(&dir, &["config", "core.untrackedCache", "true"]);
+        git(&dir, &["update-index", "--untracked-cache"]);
+        git(&dir, &["status", "--porcelain"]);
+        let repo = Repo::open(&dir).unwrap();
+        assert!(repo.read_index().unwrap().untracked().is_some());
+        // Stale stat data, same content: a refresh to write back.
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(dir.join("a.txt"))
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+        assert!(repo.changes().unwrap().is_clean());
+        assert!(
+            repo.read_index().unwrap().untracked().is_some(),
+            "git's untracked cache is still in the index"
+        );
     }
 
     #[test]
