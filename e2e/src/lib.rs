@@ -444,6 +444,14 @@ impl TestEnv {
         )
     }
 
+    /// Adds `url` as a submodule at `path` of the repository at `dir`, commits that and
+    /// pushes it to origin's `main` (the hermetic git allows the `file` transport).
+    pub fn add_submodule(&self, dir: &Path, url: &str, path: &str) {
+        self.git(dir, &["submodule", "add", "-q", url, path]);
+        self.git(dir, &["commit", "-q", "-m", &format!("submodule {path}")]);
+        self.git(dir, &["push", "-q", "origin", "main"]);
+    }
+
     /// Commits `file` with `content` in `dir`.
     pub fn commit(&self, dir: &Path, file: &str, content: &str, message: &str) {
         let p = dir.join(file);

@@ -412,7 +412,59 @@ impl Fixture {
     /// and the grove directories the cases use.
     fn prepare(cache: &Path, gw: &Path, s: Scale) -> Result<Fixture, String> {
         let repos = s.status_repos.max(s.create_repos).max(s.list_s_repos);
-        let dir = cache.join(format!("v1-{repos}x{}", s.files));
+        let names: Vec<String> = (1..=repos).map(|i| format!("r{i:02}")).collect();
+        let line =
+            "grove benchmark fixture line that is about this long, give or take.\n".repeat(3);
+        Fixture::generate(
+            cache.join(format!("v1-{repos}x{}", s.files)),
+            gw,
+            &names,
+            |seed| {
+                for i in 0..s.files {
+                    let sub = seed.join(format!("d{:02}", i % 50));
+                    std::fs::create_dir_all(&sub).map_err(|e| e.to_string())?;
+                    std::fs::write(sub.join(format!("f{i:05}.txt")), format!("{i}\n{line}"))
+                        .map_err(|e| e.to_string())?;
+                }
+                Ok(())
+            },
+        )
+    }
+
+    /// Generates (once) one repository of `s.big_files` files (200 packages of equal size,
+    /// as a monorepo holds them) with a `file://` origin, at `repos/big`.
+    fn prepare_big(cache: &Path, gw: &Path, s: Scale) -> Result<Fixture, String> {
+        let per_package = (s.big_files / 200).max(1);
+        Fixture::generate(
+            cache.join(format!("v1-big-{}", s.big_files)),
+            gw,
+            &["big".to_string()],
+            |seed| {
+                for i in 0..s.big_files {
+                    let sub = seed.join(format!("pkg{:03}/src", i / per_package));
+                    if i % per_package == 0 {
+                        std::fs::create_dir_all(&sub).map_err(|e| e.to_string())?;
+                    }
+                    std::fs::write(
+                        sub.join(format!("m{i:06}.js")),
+                        format!("// module {i}\nmodule.exports = {i};\n"),
+                    )
+                    .map_err(|e| e.to_string())?;
+                }
+                Ok(())
+            },
+        )
+    }
+
+    /// Generates (once, marked by a `ready` file) under `dir`: a seed repository that
+    /// `fill` writes and one commit records, and for each of `names` a bare origin it is
+    /// pushed to and a clone of that at `repos/<name>`.
+    fn generate(
+        dir: PathBuf,
+        gw: &Path,
+        names: &[String],
+        fill: impl FnOnce(&Path) -> Result<(), String>,
+    ) -> Result<Fixture, String> {
         let fx = Fixture {
             dir: dir.clone(),
             gw: gw.to_path_buf(),
@@ -426,14 +478,7 @@ impl Fixture {
             std::fs::create_dir_all(dir.join(d)).map_err(|e| e.to_string())?;
         }
         let seed = dir.join("seed");
-        let line =
-            "grove benchmark fixture line that is about this long, give or take.\n".repeat(3);
-        for i in 0..s.files {
-            let sub = seed.join(format!("d{:02}", i % 50));
-            std::fs::create_dir_all(&sub).map_err(|e| e.to_string())?;
-            std::fs::write(sub.join(format!("f{i:05}.txt")), format!("{i}\n{line}"))
-                .map_err(|e| e.to_string())?;
-        }
+        fill(&seed)?;
         std::fs::write(seed.join(".gitignore"), "node_modules/\n").map_err(|e| e.to_string())?;
         let home = dir.join("home");
         sh(
@@ -441,9 +486,8 @@ impl Fixture {
             &home,
             "git init -q -b main && git add -A && git commit -q -m seed",
         )?;
-        for i in 1..=repos {
-            let origin = dir.join(format!("origins/r{i:02}.git"));
-            let repo = dir.join(format!("repos/r{i:02}"));
+        for name in names {
+            let origin = dir.join(format!("origins/{name}.git"));
             sh(
                 &dir,
                 &home,
@@ -452,62 +496,11 @@ impl Fixture {
                     o = q(&origin),
                     s = q(&seed),
                     op = origin.display(),
-                    r = q(&repo)
+                    r = q(&dir.join("repos").join(name)),
                 ),
             )?;
         }
-        std::fs::write(dir.join("ready"), "").map_err(|e| e.to_string())?;
-        Ok(fx)
-    }
-
-    /// Generates (once) one repository of `s.big_files` files (200 packages of equal size,
-    /// as a monorepo holds them) with a `file://` origin, at `repos/big`.
-    fn prepare_big(cache: &Path, gw: &Path, s: Scale) -> Result<Fixture, String> {
-        let dir = cache.join(format!("v1-big-{}", s.big_files));
-        let fx = Fixture {
-            dir: dir.clone(),
-            gw: gw.to_path_buf(),
-        };
-        if dir.join("ready").exists() {
-            return Ok(fx);
-        }
-        util::step(&format!("generating fixtures in {}", dir.display()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let seed = dir.join("seed");
-        for d in ["origins", "repos", "home"] {
-            std::fs::create_dir_all(dir.join(d)).map_err(|e| e.to_string())?;
-        }
-        let per_package = (s.big_files / 200).max(1);
-        for i in 0..s.big_files {
-            let sub = seed.join(format!("pkg{:03}/src", i / per_package));
-            if i % per_package == 0 {
-                std::fs::create_dir_all(&sub).map_err(|e| e.to_string())?;
-            }
-            std::fs::write(
-                sub.join(format!("m{i:06}.js")),
-                format!("// module {i}\nmodule.exports = {i};\n"),
-            )
-            .map_err(|e| e.to_string())?;
-        }
-        std::fs::write(seed.join(".gitignore"), "node_modules/\n").map_err(|e| e.to_string())?;
-        let home = dir.join("home");
-        sh(
-            &seed,
-            &home,
-            "git init -q -b main && git add -A && git commit -q -m seed",
-        )?;
-        let origin = dir.join("origins/big.git");
-        sh(
-            &dir,
-            &home,
-            &format!(
-                "git init -q --bare -b main {o} && git -C {s} push -q {o} main && git clone -q file://{op} {r}",
-                o = q(&origin),
-                s = q(&seed),
-                op = origin.display(),
-                r = q(&dir.join("repos/big")),
-            ),
-        )?;
+        // The clones hold everything the cases use.
         let _ = std::fs::remove_dir_all(&seed);
         std::fs::write(dir.join("ready"), "").map_err(|e| e.to_string())?;
         Ok(fx)
@@ -549,19 +542,42 @@ impl Fixture {
                 wt.clone(),
             ),
         };
-        let mut gw = self.gw_cmd(&home, &args);
-        gw.current_dir(&cwd);
+        self.read_case(
+            &home,
+            (&args, &cwd),
+            &baseline,
+            s.pairs,
+            name,
+            "git status --porcelain=v2 --branch + git rev-list --left-right --count",
+            0.9,
+        )
+    }
+
+    /// A read case: `gw args` run from `cwd`, alternately with the shell line `script`.
+    #[allow(clippy::too_many_arguments)]
+    fn read_case(
+        &self,
+        home: &Path,
+        (args, cwd): (&[&str], &Path),
+        script: &str,
+        pairs: usize,
+        name: &'static str,
+        baseline: &'static str,
+        budget: f64,
+    ) -> Result<Case, String> {
+        let mut gw = self.gw_cmd(home, args);
+        gw.current_dir(cwd);
         let mut base = Command::new("sh");
-        git_env(&mut base, &home);
-        base.arg("-c").arg(&baseline).stdout(Stdio::null());
-        let m = alternate(&mut gw, &mut base, s.pairs, || Ok(()), || Ok(()))?;
+        git_env(&mut base, home);
+        base.arg("-c").arg(script).stdout(Stdio::null());
+        let m = alternate(&mut gw, &mut base, pairs, || Ok(()), || Ok(()))?;
         Ok(Case {
             name,
-            baseline: "git status --porcelain=v2 --branch + git rev-list --left-right --count",
-            budget: 0.9,
+            baseline,
+            budget,
             limit_ms: None,
             m,
-            peak_rss_kib: peak_rss(&mut self.gw_cmd(&home, &args), &cwd),
+            peak_rss_kib: peak_rss(&mut self.gw_cmd(home, args), cwd),
         })
     }
 
@@ -662,20 +678,15 @@ impl Fixture {
         } else {
             home.clone()
         };
-        let mut gw = self.gw_cmd(&home, &args);
-        gw.current_dir(&cwd);
-        let mut base = Command::new("sh");
-        git_env(&mut base, &home);
-        base.arg("-c").arg(&baseline).stdout(Stdio::null());
-        let m = alternate(&mut gw, &mut base, s.pairs, || Ok(()), || Ok(()))?;
-        Ok(Case {
+        self.read_case(
+            &home,
+            (&args, &cwd),
+            &baseline,
+            s.pairs,
             name,
-            baseline: "git status --porcelain=v2 --branch + git rev-list --left-right --count, two at a time",
-            budget: 0.6,
-            limit_ms: None,
-            m,
-            peak_rss_kib: peak_rss(&mut self.gw_cmd(&home, &args), &cwd),
-        })
+            "git status --porcelain=v2 --branch + git rev-list --left-right --count, two at a time",
+            0.6,
+        )
     }
 
     fn list_status_case(&self, s: Scale) -> Result<Case, String> {

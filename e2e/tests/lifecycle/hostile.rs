@@ -584,27 +584,10 @@ fn delete_refuses_a_worktree_nested_in_an_ignored_directory() {
 fn delete_refuses_to_lose_a_submodules_commits() {
     let env = TestEnv::with_repos(&["api", "lib"]);
     let api = env.repos.join("api");
-    let file = ["-c", "protocol.file.allow=always"];
-    env.git(
-        &api,
-        &[
-            file[0],
-            file[1],
-            "submodule",
-            "add",
-            "-q",
-            &env.url("lib"),
-            "lib",
-        ],
-    );
-    env.git(&api, &["commit", "-q", "-m", "add lib"]);
-    env.git(&api, &["push", "-q", "origin", "main"]);
+    env.add_submodule(&api, &env.url("lib"), "lib");
     env.create("feat", "feat", "api");
     let wt = env.ws("feat").join("api");
-    env.git(
-        &wt,
-        &[file[0], file[1], "submodule", "update", "--init", "-q"],
-    );
+    env.git(&wt, &["submodule", "update", "--init", "-q"]);
     env.commit(&wt.join("lib"), "sub.txt", "precious\n", "submodule work");
     let work = env
         .git(&wt.join("lib"), &["rev-parse", "HEAD"])

@@ -246,22 +246,8 @@ fn status_is_the_same_on_one_thread_or_many_and_agrees_with_git() {
     env.git(&big, &["add", "."]);
     env.git(&big, &["commit", "-q", "-m", "files"]);
     env.git(&big, &["push", "-q", "origin", "main"]);
-    // A submodule (a local one: file transport allowed for this command only).
-    let subs = env.repos.join("subs");
-    env.git(
-        &subs,
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "submodule",
-            "add",
-            "-q",
-            &env.url("clean"),
-            "vendor/clean",
-        ],
-    );
-    env.git(&subs, &["commit", "-q", "-m", "submodule"]);
-    env.git(&subs, &["push", "-q", "origin", "main"]);
+    // A submodule.
+    env.add_submodule(&env.repos.join("subs"), &env.url("clean"), "vendor/clean");
     // A repository large enough that, with a file-system monitor, git reads it.
     let monitored_src = env.repos.join("monitored");
     for i in 0..20_000 {
@@ -326,17 +312,7 @@ fn status_is_the_same_on_one_thread_or_many_and_agrees_with_git() {
 
     // subs: the submodule checked out, with a new commit in it.
     let subs_wt = ws.join("subs");
-    env.git(
-        &subs_wt,
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "submodule",
-            "update",
-            "-q",
-            "--init",
-        ],
-    );
+    env.git(&subs_wt, &["submodule", "update", "-q", "--init"]);
     env.commit(&subs_wt.join("vendor/clean"), "more.txt", "more\n", "more");
 
     // cone: a sparse checkout without a sparse index (gix reads it); sparseidx: with one

@@ -192,7 +192,11 @@ fn create_draws_progress_on_stderr_and_nothing_on_stdout() {
         let st = t.finish();
         assert!(st.success(), "{name}: {st}\n{}", t.text());
         let frames = String::from_utf8_lossy(t.raw()).into_owned();
-        let tail = &frames[frames.len().saturating_sub(2000)..];
+        // The last 2,000 bytes or so, from a character's start (a spinner is 3 bytes).
+        let from = (frames.len().saturating_sub(2000)..frames.len())
+            .find(|i| frames.is_char_boundary(*i))
+            .unwrap_or(frames.len());
+        let tail = &frames[from..];
         // The checkout's own count (20,000 files and the README), as git reports it, drawn
         // live for the repository, redrawn several times.
         assert!(

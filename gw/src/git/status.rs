@@ -536,14 +536,20 @@ mod tests {
     use super::*;
     use crate::ops::testutil::git;
 
-    #[test]
-    fn a_staged_change_is_seen_even_when_the_cache_tree_still_names_head() {
+    /// A repository in a new temporary directory, with one commit of `a.txt`.
+    fn repo_with_a_commit() -> (tempfile::TempDir, std::path::PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().canonicalize().unwrap();
         git(&dir, &["init", "-q", "-b", "main"]);
         crate::fsx::write_atomic(&dir.join("a.txt"), b"a\n").unwrap();
         git(&dir, &["add", "a.txt"]);
         git(&dir, &["commit", "-q", "-m", "one"]);
+        (tmp, dir)
+    }
+
+    #[test]
+    fn a_staged_change_is_seen_even_when_the_cache_tree_still_names_head() {
+        let (_tmp, dir) = repo_with_a_commit();
         // A writer that changes an entry and leaves the index's cache tree as it was (gix's
         // own index writer does): the file is staged, and the worktree matches it.
         crate::fsx::write_atomic(&dir.join("a.txt"), b"staged\n").unwrap();
@@ -565,12 +571,7 @@ mod tests {
 
     #[test]
     fn an_index_holding_what_gix_cannot_write_is_not_written_back() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().canonicalize().unwrap();
-        git(&dir, &["init", "-q", "-b", "main"]);
-        crate::fsx::write_atomic(&dir.join("a.txt"), b"a\n").unwrap();
-        git(&dir, &["add", "a.txt"]);
-        git(&dir, &["commit", "-q", "-m", "one"]);
+        let (_tmp, dir) = repo_with_a_commit();
         git(&dir, &["config", "core.untrackedCache", "true"]);
         git(&dir, &["update-index", "--untracked-cache"]);
         git(&dir, &["status", "--porcelain"]);
@@ -593,12 +594,7 @@ mod tests {
 
     #[test]
     fn refreshed_stat_data_is_not_written_over_an_index_someone_changed_since() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().canonicalize().unwrap();
-        git(&dir, &["init", "-q", "-b", "main"]);
-        crate::fsx::write_atomic(&dir.join("a.txt"), b"a\n").unwrap();
-        git(&dir, &["add", "a.txt"]);
-        git(&dir, &["commit", "-q", "-m", "one"]);
+        let (_tmp, dir) = repo_with_a_commit();
         let repo = Repo::open(&dir).unwrap();
         let read = repo.read_index().unwrap();
         // Someone stages a file after this status read the index (the new index can share
