@@ -438,7 +438,7 @@ impl Repo {
     /// untracked files collapsed, as `git status` shows them by default), whatever the
     /// repository's `status.showUntrackedFiles`: what would be lost is judged on all of them.
     /// Refreshed index stat data is written back, as `git status` does, unless the index is
-    /// locked.
+    /// locked, changed since it was read, or holds what gix cannot write (see `git::status`).
     pub fn changes(&self) -> Result<Changes, Error> {
         self.status_of(Ask {
             untracked: Untracked::Normal,
