@@ -179,7 +179,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         })
         .transpose()?;
     let gw = match given {
-        Some(gw) => gw,
+        // Cases run gw from their fixtures' directories: a relative path would name nothing.
+        Some(gw) => std::path::absolute(&gw).map_err(|e| format!("--gw {}: {e}", gw.display()))?,
         None => {
             util::step("cargo build --release -p gw");
             util::build_release(&root, "gw")?
