@@ -444,6 +444,13 @@ impl TestEnv {
         )
     }
 
+    /// Commits a `.gitignore` of `pattern` to `repos/<name>` and pushes it to origin's `main`.
+    pub fn ignore(&self, name: &str, pattern: &str) {
+        let repo = self.repos.join(name);
+        self.commit(&repo, ".gitignore", &format!("{pattern}\n"), "ignore");
+        self.git(&repo, &["push", "-q", "origin", "main"]);
+    }
+
     /// Adds `url` as a submodule at `path` of the repository at `dir`, commits that and
     /// pushes it to origin's `main` (the hermetic git allows the `file` transport).
     pub fn add_submodule(&self, dir: &Path, url: &str, path: &str) {

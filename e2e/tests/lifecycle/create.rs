@@ -485,3 +485,50 @@ fn base_branch_from_grove_toml_and_repos_without_origin() {
     assert_eq!(status["repos"][1]["remote"], serde_json::Value::Null);
     env.assert_git_agrees_with_state();
 }
+
+/// A checkout runs on the threads the repository may use (`checkout.workers`, passed to
+/// git), unless the user set `checkout.workers` themselves; `GW_THREADS=1` passes none.
+#[test]
+fn checkout_workers_follow_the_threads_unless_the_user_set_them() {
+    let env = TestEnv::with_repos(&["api"]);
+    let api = env.repos.join("api");
+    let log = || std::fs::read_to_string(env.grove_home.join("grove.log")).unwrap_or_default();
+    let add_line = |ws: &str| {
+        log()
+            .lines()
+            .find(|l| {
+                l.contains(" INFO - git ")
+                    && l.contains("worktree add")
+                    && l.contains(&format!("/{ws}/api"))
+            })
+            .unwrap_or_else(|| panic!("no worktree add of {ws} in:\n{}", log()))
+            .to_string()
+    };
+    let create = |ws: &str, threads: &str| {
+        env.gw_env(
+            &env.root,
+            &["create", ws, "-b", ws, "-r", "api", "--format", "json"],
+            &[("GW_THREADS", threads)],
+        )
+        .success();
+    };
+    create("two", "2");
+    assert!(
+        add_line("two").contains("-c checkout.workers=2 worktree add"),
+        "{}",
+        add_line("two")
+    );
+    create("one", "1");
+    assert!(
+        !add_line("one").contains("checkout.workers"),
+        "{}",
+        add_line("one")
+    );
+    env.git(&api, &["config", "checkout.workers", "1"]);
+    create("mine", "2");
+    assert!(
+        !add_line("mine").contains("checkout.workers"),
+        "{}",
+        add_line("mine")
+    );
+}

@@ -282,9 +282,7 @@ fn a_worktree_switched_to_another_branch_keeps_that_branch() {
 #[test]
 fn deleting_a_huge_workspace_returns_before_its_bytes_are_gone() {
     let env = TestEnv::with_repos(&["api"]);
-    let api = env.repos.join("api");
-    env.commit(&api, ".gitignore", "node_modules/\n", "ignore node_modules");
-    env.git(&api, &["push", "-q", "origin", "main"]);
+    env.ignore("api", "node_modules/");
     env.gw(&["create", "big", "-b", "feat/big", "-r", "api"])
         .success();
     let modules = env.ws("big").join("api/node_modules");

@@ -458,17 +458,24 @@ fn recovery_moves_only_its_own_workspace() {
     assert_eq!(env.workspace_names(), ["live"]);
 }
 
-/// G12: two deletes at once, of workspaces whose branches hold the same unpushed commit,
-/// do not each count the other's branch as its copy: one branch stays.
-#[test]
-fn concurrent_deletes_keep_a_commit_only_their_branches_share() {
-    let mut env = TestEnv::with_repos(&["api"]);
+/// Workspaces `wsa` and `wsb` over `api`, on branches `a` and `b` whose tip is the same
+/// commit, which no remote has; its id.
+fn two_branches_sharing_an_unpushed_commit(env: &TestEnv) -> String {
     env.create("wsa", "a", "api");
     env.create("wsb", "b", "api");
     let a = env.ws("wsa").join("api");
     env.commit(&a, "x.txt", "x\n", "X, only local");
     let x = env.git(&a, &["rev-parse", "HEAD"]).trim().to_string();
     env.git(&env.ws("wsb").join("api"), &["reset", "-q", "--hard", &x]);
+    x
+}
+
+/// G12: two deletes at once, of workspaces whose branches hold the same unpushed commit,
+/// do not each count the other's branch as its copy: one branch stays.
+#[test]
+fn concurrent_deletes_keep_a_commit_only_their_branches_share() {
+    let mut env = TestEnv::with_repos(&["api"]);
+    let x = two_branches_sharing_an_unpushed_commit(&env);
     // Both stop at their first `git worktree remove`, after each has judged its branch
     // (when the judging is not serialised), then go on together.
     let gate = env.fake_git(&[("worktree remove", WAIT_FOR_RELEASE)]);
@@ -521,12 +528,7 @@ fn doctor_keeps_registrations_that_hold_work_of_a_moved_worktree() {
 #[test]
 fn a_plan_of_several_deletions_judges_branches_in_turn() {
     let env = TestEnv::with_repos(&["api"]);
-    env.create("wsa", "a", "api");
-    env.create("wsb", "b", "api");
-    let a = env.ws("wsa").join("api");
-    env.commit(&a, "x.txt", "x\n", "X, only local");
-    let x = env.git(&a, &["rev-parse", "HEAD"]).trim().to_string();
-    env.git(&env.ws("wsb").join("api"), &["reset", "-q", "--hard", &x]);
+    let x = two_branches_sharing_an_unpushed_commit(&env);
 
     let plan = env
         .gw(&["plan", "delete", "wsa", "wsb", "--format", "json"])
@@ -555,14 +557,19 @@ fn a_plan_of_several_deletions_judges_branches_in_turn() {
     assert!(reachable(&env, &env.repos.join("api"), &x));
 }
 
+/// `gw delete WS` refuses (`WORKTREE_DIRTY`, exit 4), naming `what` among the work it keeps.
+fn delete_is_refused_naming(env: &TestEnv, ws: &str, what: &str) {
+    let run = env.gw(&["delete", ws, "--format", "json"]).code(4);
+    assert_eq!(run.error_code(), "WORKTREE_DIRTY", "{run}");
+    assert!(run.stdout.contains(what), "{run}");
+}
+
 /// G7: a worktree someone made inside an ignored directory of a workspace's worktree (git
 /// status does not show it) is work: `gw delete` refuses without `--force`.
 #[test]
 fn delete_refuses_a_worktree_nested_in_an_ignored_directory() {
     let env = TestEnv::with_repos(&["api", "web"]);
-    let api = env.repos.join("api");
-    env.commit(&api, ".gitignore", "scratch/\n", "ignore scratch");
-    env.git(&api, &["push", "-q", "origin", "main"]);
+    env.ignore("api", "scratch/");
     env.create("feat", "feat", "api");
     let nested = env.ws("feat").join("api/scratch/webwt");
     env.git(
@@ -571,9 +578,7 @@ fn delete_refuses_a_worktree_nested_in_an_ignored_directory() {
     );
     let work = detached_commit(&env, &nested, "nested detached work");
 
-    let run = env.gw(&["delete", "feat", "--format", "json"]).code(4);
-    assert_eq!(run.error_code(), "WORKTREE_DIRTY", "{run}");
-    assert!(run.stdout.contains("scratch/webwt"), "{run}");
+    delete_is_refused_naming(&env, "feat", "scratch/webwt");
     assert_eq!(env.git(&nested, &["rev-parse", "HEAD"]).trim(), work);
 }
 
@@ -597,9 +602,7 @@ fn delete_refuses_to_lose_a_submodules_commits() {
     env.git(&wt, &["commit", "-q", "-m", "bump lib"]);
     env.git(&wt, &["push", "-q", "origin", "feat"]);
 
-    let run = env.gw(&["delete", "feat", "--format", "json"]).code(4);
-    assert_eq!(run.error_code(), "WORKTREE_DIRTY", "{run}");
-    assert!(run.stdout.contains("submodule `lib`"), "{run}");
+    delete_is_refused_naming(&env, "feat", "submodule `lib`");
     assert_eq!(
         env.git(&wt.join("lib"), &["rev-parse", "HEAD"]).trim(),
         work
@@ -616,9 +619,7 @@ fn delete_refuses_to_lose_a_worktree_private_ref() {
     env.commit(&wt, "k.txt", "k\n", "kept in a worktree ref");
     env.git(&wt, &["update-ref", "refs/worktree/keep", "HEAD"]);
     env.git(&wt, &["reset", "-q", "--hard", "HEAD~1"]);
-    let run = env.gw(&["delete", "feat", "--format", "json"]).code(4);
-    assert_eq!(run.error_code(), "WORKTREE_DIRTY", "{run}");
-    assert!(run.stdout.contains("refs/worktree/keep"), "{run}");
+    delete_is_refused_naming(&env, "feat", "refs/worktree/keep");
 }
 
 /// The other side of G7: a clone that holds nothing of its own in an ignored directory (as
@@ -627,9 +628,7 @@ fn delete_refuses_to_lose_a_worktree_private_ref() {
 #[test]
 fn a_tools_clone_in_an_ignored_directory_is_not_work() {
     let env = TestEnv::with_repos(&["api", "web"]);
-    let api = env.repos.join("api");
-    env.commit(&api, ".gitignore", ".terraform/\n", "ignore .terraform");
-    env.git(&api, &["push", "-q", "origin", "main"]);
+    env.ignore("api", ".terraform/");
     env.create("one", "one", "api");
     env.create("two", "two", "api");
     for ws in ["one", "two"] {

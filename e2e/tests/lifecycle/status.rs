@@ -417,6 +417,31 @@ fn status_is_the_same_on_one_thread_or_many_and_agrees_with_git() {
         repo_result(&one, "cone")
     );
 
+    // With the monitor off and git's untracked cache on, git reads the large repository
+    // still: only git writes the cache (the index's `UNTR` extension).
+    env.git(&monitored, &["config", "--unset", "core.fsmonitor"]);
+    env.git(&monitored, &["config", "core.untrackedCache", "true"]);
+    let index =
+        std::path::PathBuf::from(env.git(&monitored, &["rev-parse", "--git-path", "index"]));
+    let index = if index.is_absolute() {
+        index
+    } else {
+        monitored.join(index)
+    };
+    let has_untracked_cache = || {
+        std::fs::read(&index)
+            .unwrap()
+            .windows(4)
+            .any(|w| w == b"UNTR")
+    };
+    assert!(!has_untracked_cache());
+    let r = status("4");
+    assert!(
+        has_untracked_cache(),
+        "git, asked to read it, wrote its untracked cache"
+    );
+    assert_eq!(repo_result(&r, "monitored"), repo_result(&one, "monitored"));
+
     // `status.showUntrackedFiles` is honoured as git honours it.
     for (setting, git_mode) in [("no", "no"), ("all", "all")] {
         env.git(&wt, &["config", "status.showUntrackedFiles", setting]);

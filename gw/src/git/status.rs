@@ -60,7 +60,7 @@ impl Repo {
 
     pub(super) fn status_of(&self, ask: Ask) -> Result<(Changes, Vec<String>), Error> {
         let index = self.read_index()?;
-        if self.needs_git(&index).is_some() {
+        if self.needs_git(&index) {
             return self.status_by_git(ask);
         }
         self.status_in_process(&index, ask)
@@ -81,27 +81,22 @@ impl Repo {
         }
     }
 
-    /// Why git itself should read this repository's status, if it should.
-    fn needs_git(&self, index: &gix::index::File) -> Option<&'static str> {
-        if index.is_sparse() {
-            return Some("a sparse index, which gix cannot compare");
-        }
-        if self.files_outside_sparse_patterns(index) {
-            return Some("files outside the sparse-checkout patterns, which git compares");
+    /// Whether git itself should read this repository's status: a sparse index (gix cannot
+    /// compare one), files outside the sparse-checkout patterns (git compares them, gix skips
+    /// them), or a large repository whose file-system monitor or untracked cache only git
+    /// uses (below [`LARGE`], gix reads it faster than git starts).
+    fn needs_git(&self, index: &gix::index::File) -> bool {
+        if index.is_sparse() || self.files_outside_sparse_patterns(index) {
+            return true;
         }
         if index.entries().len() < LARGE {
-            // gix reads a repository this size faster than git starts.
-            return None;
+            return false;
         }
         let cfg = self.repo.config_snapshot();
-        let fsmonitor = cfg.string("core.fsmonitor");
-        if fsmonitor.is_some_and(|v| !matches!(v.to_string().as_str(), "" | "false" | "0")) {
-            return Some("core.fsmonitor on a large repository, which only git asks");
-        }
-        if cfg.boolean("core.untrackedCache") == Some(true) {
-            return Some("core.untrackedCache on a large repository, which only git reads");
-        }
-        None
+        let fsmonitor = cfg
+            .string("core.fsmonitor")
+            .is_some_and(|v| !matches!(v.to_string().as_str(), "" | "false" | "0"));
+        fsmonitor || cfg.boolean("core.untrackedCache") == Some(true)
     }
 
     /// A sparse checkout where a file marked skip-worktree (outside the patterns) exists:
