@@ -6,6 +6,7 @@
 
 mod pristine;
 mod read;
+mod scan;
 mod status;
 mod tracking;
 pub mod url;

@@ -1,20 +1,17 @@
-//! Uncommitted changes: what `git status` shows, computed in-process with gix where gix
-//! is as fast as git, and by git itself where the repository relies on something gix does
-//! not read (a sparse index, files outside sparse-checkout patterns, a file-system monitor,
-//! a large untracked cache).
+//! Uncommitted changes: what `git status` shows, computed in-process where that is as fast
+//! as git, and by git itself where the repository relies on something grove does not read
+//! (a sparse index, files outside sparse-checkout patterns, submodules, a case-insensitive
+//! worktree, a file-system monitor, a large untracked cache).
 //!
-//! In-process, the tracked files are compared with the index on the threads
+//! In-process, the worktree is compared with the index by [`scan`] on the threads
 //! [`crate::parallel::share`] leaves this repository (all the cores for one repository, one
-//! each when a fan-out already runs a repository per core), the untracked-file walk runs
-//! beside them, and HEAD is compared with the index on another.
+//! each when a fan-out already runs a repository per core), and HEAD is compared with the
+//! index on another.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::AtomicBool;
-
-use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
-use gix::status::plumbing::index_as_worktree_with_renames as iwr;
 
 use super::read::{Changes, Repo};
+use super::scan;
 use super::{Error, read::err};
 use crate::proc::Cmd;
 
@@ -89,10 +86,18 @@ impl Repo {
         if index.is_sparse() || self.files_outside_sparse_patterns(index) {
             return true;
         }
+        let cfg = self.repo.config_snapshot();
+        if cfg.boolean("core.ignoreCase") == Some(true)
+            || cfg.boolean("core.symlinks") == Some(false)
+            || index.entries().iter().any(|e| e.mode.is_submodule())
+        {
+            // A case-insensitive worktree, symbolic links checked out as files, submodules:
+            // git compares them as the user's git does.
+            return true;
+        }
         if index.entries().len() < LARGE {
             return false;
         }
-        let cfg = self.repo.config_snapshot();
         let fsmonitor = cfg
             .string("core.fsmonitor")
             .is_some_and(|v| !matches!(v.to_string().as_str(), "" | "false" | "0"));
@@ -133,84 +138,52 @@ impl Repo {
             crate::parallel::share()
         };
         let head_tree = repo.head_tree_id_or_empty().map_err(err(path))?.detach();
-        let mut dirwalk = repo.dirwalk_options().map_err(err(path))?;
-        dirwalk = match ask.untracked {
-            Untracked::No => dirwalk.emit_untracked(gix::dir::walk::EmissionMode::Matching),
-            Untracked::Normal => {
-                dirwalk.emit_untracked(gix::dir::walk::EmissionMode::CollapseDirectory)
-            }
-            Untracked::All => dirwalk.emit_untracked(gix::dir::walk::EmissionMode::Matching),
-        };
-        dirwalk = dirwalk.emit_ignored(
-            ask.ignored
-                .then_some(gix::dir::walk::EmissionMode::CollapseDirectory),
-        );
-        let walk = ask.untracked != Untracked::No || ask.ignored;
-        let options = gix::status::index_worktree::Options {
-            sorting: None,
-            dirwalk_options: walk.then_some(dirwalk),
-            rewrites: None,
-            thread_limit: Some(threads),
-        };
-        // Setting up gix's submodule reader costs a second reading of the index: only for an
-        // index that holds a submodule.
-        let submodules = if index.entries().iter().any(|e| e.mode.is_submodule()) {
-            Submodules::Builtin(Box::new(
-                gix::status::index_worktree::BuiltinSubmoduleStatus::new(
-                    repo.clone().into_sync(),
-                    gix::status::Submodule::default(),
-                )
-                .map_err(err(path))?,
-            ))
-        } else {
-            Submodules::None
-        };
-        let mut collect = Collect {
-            untracked: ask.untracked,
-            ..Collect::default()
-        };
-        let interrupt = AtomicBool::new(false);
-        let compare_worktree = |collect: &mut Collect| {
-            repo.index_worktree_status(
-                index,
-                Vec::<gix::bstr::BString>::new(),
-                collect,
-                gix::status::plumbing::index_as_worktree::traits::FastEq,
-                submodules,
-                &mut gix::progress::Discard,
-                &interrupt,
-                options,
-            )
-            .map_err(err(path))
-        };
         // HEAD is compared with the index entry by entry unless the tree the index's entries
         // make is HEAD's tree (hashed from the entries: the index's own cache tree is not
         // trusted — a tool that rewrote entries without invalidating it would hide staged work
         // from a delete).
-        let staged = if threads > 1 {
+        let (staged, found) = if threads > 1 {
             let sync = repo.clone().into_sync();
-            let (staged, worktree) = std::thread::scope(|s| {
+            let (staged, found) = std::thread::scope(|s| {
                 let staged = s.spawn(|| staged_changes(&sync.to_thread_local(), head_tree, index));
-                (staged.join(), compare_worktree(&mut collect))
+                (staged.join(), scan::scan(repo, index, ask, threads))
             });
-            worktree?;
-            staged
-                .map_err(|_| Error::read(path, "the comparison of HEAD and the index failed"))??
+            let found = found?;
+            let staged = staged
+                .map_err(|_| Error::read(path, "the comparison of HEAD and the index failed"))??;
+            (staged, found)
         } else {
             let staged = staged_changes(repo, head_tree, index)?;
-            compare_worktree(&mut collect)?;
-            staged
+            (staged, scan::scan(repo, index, ask, 1)?)
         };
+        let mut by_path: BTreeMap<String, Slot> = BTreeMap::new();
+        let entries = index.entries();
+        for (i, y) in found.changed {
+            let slot = by_path
+                .entry(entries[i].path(index).to_string())
+                .or_default();
+            if y == 'U' {
+                slot.xy = ('U', 'U');
+            } else {
+                slot.xy.1 = y;
+            }
+        }
+        for file in found.untracked {
+            by_path.entry(file).or_default().untracked = true;
+        }
         for (file, x) in staged {
-            collect.by_path.entry(file).or_default().xy.0 = x;
+            let slot = by_path.entry(file).or_default();
+            if slot.xy != ('U', 'U') {
+                slot.xy.0 = x;
+            }
         }
-        if !collect.updates.is_empty() && gix_writes_all_of(index) {
+        if !found.updates.is_empty() && gix_writes_all_of(index) {
             // Best effort, like git: a locked index just means the next status rehashes.
-            let _ = write_stat_updates(repo, index, &collect.updates);
+            let _ = write_stat_updates(repo, index, &found.updates);
         }
-        let mut ignored = collect.ignored;
+        let mut ignored = found.ignored;
         ignored.sort();
-        Ok((changes_from(collect.by_path), ignored))
+        Ok((changes_from(by_path), ignored))
     }
 
     /// `git status --porcelain=v2`, for repositories gix cannot read as fast or at all.
@@ -411,101 +384,12 @@ fn still_the_index_read(index: &gix::index::File) -> bool {
         && trailer == checksum.as_slice()
 }
 
-/// How submodules are compared: by gix, or not at all when there are none.
-#[derive(Clone)]
-enum Submodules {
-    None,
-    Builtin(Box<gix::status::index_worktree::BuiltinSubmoduleStatus>),
-}
-
-impl gix::status::plumbing::index_as_worktree::traits::SubmoduleStatus for Submodules {
-    type Output = gix::submodule::Status;
-
-    fn status(
-        &mut self,
-        entry: &gix::index::Entry,
-        rela_path: &gix::bstr::BStr,
-    ) -> Result<Option<Self::Output>, gix::Error> {
-        match self {
-            Submodules::None => Ok(None),
-            Submodules::Builtin(b) => b.status(entry, rela_path),
-        }
-    }
-}
-
 /// An index entry's refreshed stat data, or its size zeroed to keep a racily clean entry
 /// looking changed.
 #[derive(Debug, Clone, Copy)]
-enum Update {
+pub(super) enum Update {
     Stat(gix::index::entry::Stat),
     SizeZero,
-}
-
-#[derive(Default)]
-struct Collect {
-    untracked: Untracked,
-    /// What changed at each path.
-    by_path: BTreeMap<String, Slot>,
-    ignored: Vec<String>,
-    updates: Vec<(usize, Update)>,
-}
-
-impl<'index> iwr::VisitEntry<'index> for Collect {
-    type ContentChange = ();
-    type SubmoduleStatus = gix::submodule::Status;
-
-    fn visit_entry(&mut self, entry: iwr::Entry<'index, (), gix::submodule::Status>) {
-        use iwr::Summary;
-        match &entry {
-            iwr::Entry::Modification {
-                status: EntryStatus::NeedsUpdate(stat),
-                entry_index,
-                ..
-            } => {
-                self.updates.push((*entry_index, Update::Stat(*stat)));
-                return;
-            }
-            iwr::Entry::Modification {
-                status:
-                    EntryStatus::Change(Change::Modification {
-                        set_entry_stat_size_zero: true,
-                        ..
-                    }),
-                entry_index,
-                ..
-            } => self.updates.push((*entry_index, Update::SizeZero)),
-            iwr::Entry::DirectoryContents { entry: e, .. } => match e.status {
-                gix::dir::entry::Status::Ignored(_) => {
-                    let dir = e.disk_kind.is_some_and(|k| k.is_dir());
-                    self.ignored
-                        .push(format!("{}{}", e.rela_path, if dir { "/" } else { "" }));
-                    return;
-                }
-                gix::dir::entry::Status::Untracked if self.untracked == Untracked::No => return,
-                _ => {}
-            },
-            _ => {}
-        }
-        let Some(summary) = entry.summary() else {
-            return;
-        };
-        let mut path = entry.destination_rela_path().to_string();
-        if let iwr::Entry::DirectoryContents { entry: e, .. } = &entry
-            && e.disk_kind.is_some_and(|k| k.is_dir())
-        {
-            // A directory of untracked files, shown collapsed: `dir/`, as git shows it.
-            path.push('/');
-        }
-        let slot = self.by_path.entry(path).or_default();
-        match summary {
-            Summary::Added => slot.untracked = true,
-            Summary::Conflict => slot.xy = ('U', 'U'),
-            Summary::Removed => slot.xy.1 = 'D',
-            Summary::TypeChange => slot.xy.1 = 'T',
-            Summary::IntentToAdd => slot.xy.1 = 'A',
-            Summary::Modified | Summary::Renamed | Summary::Copied => slot.xy.1 = 'M',
-        }
-    }
 }
 
 /// What changed at one path: its index entry against HEAD and the worktree (`X`, `Y` as
