@@ -327,8 +327,11 @@ struct Listed {
 impl Listing {
     /// Lists the directory `path`, open at `fd`.
     fn read(fd: BorrowedFd<'_>, path: &[u8]) -> Result<Listing, String> {
-        let mut reader =
-            DirReader::read_from(fd).map_err(|e| errno_text("cannot list", path, e))?;
+        // A duplicate, which the reader owns and closes (`read_from` would open the
+        // directory once more).
+        let mut reader = rustix::io::dup(fd)
+            .and_then(DirReader::new)
+            .map_err(|e| errno_text("cannot list", path, e))?;
         let mut l = Listing {
             bytes: Vec::new(),
             names: Vec::new(),
@@ -392,8 +395,9 @@ impl<'r> Worker<'r> {
     }
 
     /// Opens the directory at `path` one component at a time from the deepest directory
-    /// already open above it, never following a symbolic link.
-    fn open(&mut self, path: &[u8]) -> Result<BorrowedFd<'_>, Errno> {
+    /// already open above it, never following a symbolic link; it is then the last of
+    /// [`Worker::open`] (or the worktree itself, for an empty path).
+    fn open(&mut self, path: &[u8]) -> Result<(), Errno> {
         while let Some((p, _)) = self.open.last() {
             if path == p.as_slice() || (path.starts_with(p) && path[p.len()] == b'/') {
                 break;
@@ -403,7 +407,7 @@ impl<'r> Worker<'r> {
         loop {
             let done = self.open.last().map_or(0, |(p, _)| p.len());
             if done == path.len() {
-                break;
+                return Ok(());
             }
             let start = if done == 0 { 0 } else { done + 1 };
             let end = path[start..]
@@ -414,7 +418,6 @@ impl<'r> Worker<'r> {
             let fd = open_dir(at, &path[start..end])?;
             self.open.push((path[..end].to_vec(), fd));
         }
-        Ok(self.open.last().map_or(self.root, |(_, fd)| fd.as_fd()))
     }
 
     /// Whether `path` (a directory if `dir`) is ignored.
@@ -460,8 +463,8 @@ impl<'r> Worker<'r> {
         let walk = ask.untracked != Untracked::No || ask.ignored;
         let index = self.shared.index;
         let entries = index.entries();
-        let fd = match self.open(&dir.path) {
-            Ok(fd) => fd.try_clone_to_owned(),
+        match self.open(&dir.path) {
+            Ok(()) => {}
             Err(e) if is_gone(e) => {
                 // Gone, or no longer a directory: every file the index holds in it is
                 // deleted (those further down are their own directories' to report).
@@ -474,9 +477,25 @@ impl<'r> Worker<'r> {
             }
             Err(e) => return Err(errno_text("cannot open", &dir.path, e)),
         }
-        .map_err(|e| errno_text("cannot open", &dir.path, e))?;
+        // Held here while the directory is compared, and put back for its subdirectories.
+        let current = if dir.path.is_empty() {
+            None
+        } else {
+            self.open.pop()
+        };
+        let fd = current.as_ref().map_or(self.root, |(_, fd)| fd.as_fd());
+        self.compare_dir(dir, fd, walk)?;
+        self.open.extend(current);
+        Ok(())
+    }
+
+    /// [`Worker::dir`] once the directory is open at `fd`.
+    fn compare_dir(&mut self, dir: &Dir, fd: BorrowedFd<'_>, walk: bool) -> Result<(), String> {
+        let ask = self.shared.ask;
+        let index = self.shared.index;
+        let entries = index.entries();
         let listing = if walk {
-            Some(Listing::read(fd.as_fd(), &dir.path)?)
+            Some(Listing::read(fd, &dir.path)?)
         } else {
             None
         };
@@ -515,7 +534,7 @@ impl<'r> Worker<'r> {
                     .is_some_and(|n| n.key == k && l.name(n) == name)
             });
             let stat = if listed {
-                match rustix::fs::statat(fd.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
+                match rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW) {
                     Ok(st) => Some(st),
                     Err(e) if is_gone(e) => None,
                     Err(e) => return Err(errno_text("cannot stat", path, e)),
@@ -529,7 +548,7 @@ impl<'r> Worker<'r> {
                 }
                 continue;
             };
-            self.compare(i, entry, path, &stat, fd.as_fd(), name)?;
+            self.compare(i, entry, path, &stat, fd, name)?;
         }
         let Some(listing) = listing else {
             return Ok(());
@@ -539,7 +558,7 @@ impl<'r> Worker<'r> {
         let mut at = 0;
         for n in &listing.names {
             let name = listing.name(n);
-            let kind = kind_of(fd.as_fd(), name, n.kind);
+            let kind = kind_of(fd, name, n.kind);
             let is_dir = kind == Some(FileType::Directory);
             while dir
                 .names
@@ -576,7 +595,7 @@ impl<'r> Worker<'r> {
                     above || self.excluded(&path, is_dir)?
                 }
             };
-            self.untracked(fd.as_fd(), name, path, is_dir, ignored)?;
+            self.untracked(fd, name, path, is_dir, ignored)?;
         }
         Ok(())
     }
@@ -714,11 +733,16 @@ impl<'r> Worker<'r> {
         name: &[u8],
     ) -> Result<(), String> {
         let rules = self.shared.rules;
+        let kind = FileType::from_raw_mode(stat.st_mode as _);
         if entry.flags.contains(Flags::INTENT_TO_ADD) {
-            self.found.changed.push((i, 'A'));
+            let y = if kind == FileType::Directory {
+                'D'
+            } else {
+                'A'
+            };
+            self.found.changed.push((i, y));
             return Ok(());
         }
-        let kind = FileType::from_raw_mode(stat.st_mode as _);
         let y = match (entry.mode, kind) {
             (_, FileType::Directory) => Some('D'),
             (Mode::FILE | Mode::FILE_EXECUTABLE, FileType::RegularFile) => {
@@ -727,7 +751,10 @@ impl<'r> Worker<'r> {
                     .then_some('M')
             }
             (Mode::SYMLINK, FileType::Symlink) => None,
-            _ => Some('T'),
+            (Mode::FILE | Mode::FILE_EXECUTABLE, FileType::Symlink)
+            | (Mode::SYMLINK, FileType::RegularFile) => Some('T'),
+            // A fifo, a socket, a device where a file was: git says modified.
+            _ => Some('M'),
         };
         if let Some(y) = y {
             self.found.changed.push((i, y));
@@ -763,7 +790,8 @@ impl<'r> Worker<'r> {
         Ok(())
     }
 
-    /// The blob id `git add` would give the file at `path`, or `None` if it went away.
+    /// The blob id `git add` would give the file at `path`, or `None` if it went away or is
+    /// no longer a file.
     fn hash(
         &mut self,
         path: &[u8],
@@ -783,16 +811,24 @@ impl<'r> Worker<'r> {
                 Err(e) => Err(errno_text("cannot read", path, e)),
             };
         }
+        // Without blocking: a file replaced by a fifo since its `lstat` would otherwise hang
+        // the open (a regular file ignores the flag).
         let file = match rustix::fs::openat(
             at,
             name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
             rustix::fs::Mode::empty(),
         ) {
-            Ok(fd) => std::fs::File::from(fd),
+            Ok(fd) => fd,
             Err(e) if is_gone(e) => return Ok(None),
             Err(e) => return Err(errno_text("cannot read", path, e)),
         };
+        match rustix::fs::fstat(&file) {
+            Ok(st) if FileType::from_raw_mode(st.st_mode as _) == FileType::RegularFile => {}
+            // Replaced meanwhile by something that is not a file: changed.
+            _ => return Ok(None),
+        }
+        let file = std::fs::File::from(file);
         let pipeline = match &mut self.filters {
             Some(pipeline) => pipeline,
             None => {
@@ -958,6 +994,20 @@ mod tests {
         write(&dir, "to-dir.txt/inside", "x\n");
         std::fs::remove_file(dir.join("to-empty-dir.txt")).unwrap();
         std::fs::create_dir(dir.join("to-empty-dir.txt")).unwrap();
+        // A fifo where a file was, and a directory where an intent-to-add file was.
+        std::fs::remove_file(dir.join("a0")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            dir.join("a0"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        write(&dir, "intended.txt", "i\n");
+        git(&dir, &["add", "-N", "intended.txt"]);
+        std::fs::remove_file(dir.join("intended.txt")).unwrap();
+        write(&dir, "intended.txt/x", "x\n");
         // The executable bit.
         std::fs::set_permissions(
             dir.join("mode.sh"),
@@ -1011,7 +1061,7 @@ mod tests {
     #[test]
     fn the_comparison_agrees_with_git_on_a_hostile_worktree() {
         let (_tmp, dir) = hostile_repository();
-        for untracked in ["normal", "all", "no"] {
+        for untracked in ["normal", "all", "no", "false", "Off"] {
             git(&dir, &["config", "status.showUntrackedFiles", untracked]);
             assert_eq!(
                 gw_status(&dir),
@@ -1033,6 +1083,41 @@ mod tests {
         git(&dir, &["config", "core.fileMode", "false"]);
         assert_eq!(gw_status(&dir), git_status(&dir, &[]));
         assert!(!gw_status(&dir).iter().any(|l| l.ends_with("mode.sh")));
+    }
+
+    #[test]
+    fn a_linked_worktree_under_a_gitdir_condition_is_read_as_git_reads_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let dir = root.join("repo");
+        std::fs::create_dir(&dir).unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        write(&dir, "run.sh", "#!/bin/sh\n");
+        git(&dir, &["add", "-A"]);
+        git(&dir, &["commit", "-q", "-m", "one"]);
+        let wt = root.join("wt");
+        git(
+            &dir,
+            &["worktree", "add", "-q", "-b", "feat", wt.to_str().unwrap()],
+        );
+        // git matches `gitdir:` against the worktree's own git directory, where this does not
+        // apply; gix against the repository's, where it does.
+        write(&root, "included", "[core]\n\tfileMode = false\n");
+        git(
+            &dir,
+            &[
+                "config",
+                &format!("includeIf.gitdir:{}/.git.path", dir.display()),
+                root.join("included").to_str().unwrap(),
+            ],
+        );
+        std::fs::set_permissions(
+            wt.join("run.sh"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        assert_eq!(git_status(&wt, &[]), [" M run.sh"]);
+        assert_eq!(gw_status(&wt), [" M run.sh"]);
     }
 
     #[test]

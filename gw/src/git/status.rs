@@ -44,12 +44,13 @@ impl Repo {
     /// The untracked files `git status` would list here: `status.showUntrackedFiles`.
     pub(super) fn untracked_as_configured(&self) -> Untracked {
         let cfg = self.repo.config_snapshot();
-        match cfg
+        // As git reads it: a boolean, or `no`, `normal` or `all` (git refuses anything else;
+        // this shows the default then).
+        let value = cfg
             .string("status.showUntrackedFiles")
-            .map(|v| v.to_string())
-            .as_deref()
-        {
-            Some("no") => Untracked::No,
+            .map(|v| v.to_string().to_ascii_lowercase());
+        match value.as_deref() {
+            Some("no" | "false" | "off" | "0" | "") => Untracked::No,
             Some("all") => Untracked::All,
             _ => Untracked::Normal,
         }
@@ -90,6 +91,7 @@ impl Repo {
         if cfg.boolean("core.ignoreCase") == Some(true)
             || cfg.boolean("core.symlinks") == Some(false)
             || index.entries().iter().any(|e| e.mode.is_submodule())
+            || self.gitdir_includes_differ()
         {
             // A case-insensitive worktree, symbolic links checked out as files, submodules:
             // git compares them as the user's git does.
@@ -102,6 +104,27 @@ impl Repo {
             .string("core.fsmonitor")
             .is_some_and(|v| !matches!(v.to_string().as_str(), "" | "false" | "0"));
         fsmonitor || cfg.boolean("core.untrackedCache") == Some(true)
+    }
+
+    /// Whether this is a linked worktree under an `includeIf "gitdir:…"` condition: gix
+    /// matches such a condition against the repository's git directory, git against the
+    /// worktree's own (`.git/worktrees/<name>`), so the configuration gix reads here may not
+    /// be git's (`core.fileMode=false` or an excludes file on one side only would hide
+    /// changes from a delete).
+    fn gitdir_includes_differ(&self) -> bool {
+        if self.repo.git_dir() == self.repo.common_dir() {
+            return false;
+        }
+        let cfg = self.repo.config_snapshot();
+        cfg.plumbing()
+            .sections_by_name("includeIf")
+            .is_some_and(|mut sections| {
+                sections.any(|s| {
+                    s.header()
+                        .subsection_name()
+                        .is_some_and(|n| n.starts_with(b"gitdir:") || n.starts_with(b"gitdir/i:"))
+                })
+            })
     }
 
     /// A sparse checkout where a file marked skip-worktree (outside the patterns) exists:
