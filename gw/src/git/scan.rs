@@ -776,8 +776,10 @@ impl<'r> Worker<'r> {
         }
         let id = self.hash(path, kind, at, name)?;
         match (id == Some(entry.id), same) {
-            (true, true) => {}
-            (true, false) => self.found.updates.push((i, Update::Stat(now))),
+            // Unchanged: its stat data is written back even when it was equal (the file was
+            // racy), as git does, so that the index, written later than the file, no longer
+            // sends every status to read it.
+            (true, _) => self.found.updates.push((i, Update::Stat(now))),
             (false, same) => {
                 self.found.changed.push((i, 'M'));
                 if same {
@@ -1118,6 +1120,34 @@ mod tests {
         .unwrap();
         assert_eq!(git_status(&wt, &[]), [" M run.sh"]);
         assert_eq!(gw_status(&wt), [" M run.sh"]);
+    }
+
+    #[test]
+    fn a_racily_clean_file_found_unchanged_is_written_back_no_longer_racy() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().canonicalize().unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        write(&dir, "f.txt", "f\n");
+        git(&dir, &["add", "f.txt"]);
+        git(&dir, &["commit", "-q", "-m", "one"]);
+        // The index as old as the file: the file is racy, read at every status.
+        let index = dir.join(".git/index");
+        let file_time = std::fs::metadata(dir.join("f.txt"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&index)
+            .unwrap()
+            .set_modified(file_time)
+            .unwrap();
+        assert_eq!(gw_status(&dir), Vec::<String>::new());
+        let after = std::fs::metadata(&index).unwrap().modified().unwrap();
+        assert!(
+            after > file_time,
+            "the index is written back, later than the file"
+        );
     }
 
     #[test]
