@@ -392,12 +392,20 @@ fn delete_one(
     force: bool,
     warnings: &mut Vec<String>,
 ) -> Result<Deletion> {
-    let (inspections, stray) = preflight(ws, force)?;
+    // With hooks, the worktrees are inspected before they run (a refusal must not wait for
+    // them) and again under the lock; without, once, under the lock.
+    let hooks = teardown::has_hooks(&ws.repos, hook);
     if crate::fsx::exists(&ws.path) {
         ctx.territory().check(&ws.path, "delete")?;
     }
-    warnings.extend(teardown::run_hooks(ctx, ws, &ws.repos, hook)?);
-    let locks = tx::lock_workspaces(ctx, &[&ws.name])?;
+    let (locks, (inspections, stray)) = if hooks {
+        let inspected = preflight(ws, force)?;
+        warnings.extend(teardown::run_hooks(ctx, ws, &ws.repos, hook)?);
+        (tx::lock_workspaces(ctx, &[&ws.name])?, inspected)
+    } else {
+        let locks = tx::lock_workspaces(ctx, &[&ws.name])?;
+        (locks, preflight(ws, force)?)
+    };
     ctx.events.progress(&format!("deleting {}", ws.name));
     let base = ws
         .path
@@ -413,6 +421,7 @@ fn delete_one(
         moves: vec![(ws.path.clone(), trash::path_for(&ws.path, &base))],
         after: None,
         force,
+        inspected_under_lock: !hooks,
     };
     let removed = teardown::remove(ctx, locks, request).map_err(|f| {
         f.error(

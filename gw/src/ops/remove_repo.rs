@@ -152,6 +152,7 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
         moves,
         after: Some(after),
         force: opts.force,
+        inspected_under_lock: false,
     };
     let removed = match teardown::remove(ctx, locks, request) {
         Ok(r) => r,

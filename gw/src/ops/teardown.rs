@@ -392,6 +392,15 @@ fn teardown_commands(r: &RepoEntry) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Whether [`run_hooks`] would run anything: `pre_delete`, or a `teardown` command of one of
+/// `targets`.
+pub fn has_hooks(targets: &[RepoEntry], pre_delete: Option<&Hook>) -> bool {
+    pre_delete.is_some()
+        || targets.iter().any(|r| {
+            r.worktree_path.is_dir() && r.source_repo.is_dir() && !teardown_commands(r).is_empty()
+        })
+}
+
 /// Runs `pre_delete` (when given) and the `teardown` commands of `targets` whose worktree
 /// and source still exist. Returns warnings; a `pre_delete` that fails with
 /// `on_failure = "abort"` is an error.
@@ -441,6 +450,9 @@ pub struct Request<'a> {
     /// The state entry afterwards; `None` drops it.
     pub after: Option<Workspace>,
     pub force: bool,
+    /// Whether `inspections` were made under the lock `remove` is given (no hook ran in
+    /// between): nothing can have changed since, and they are not made again.
+    pub inspected_under_lock: bool,
 }
 
 /// What a removal that went through left: per repository, what it kept and why (`notes`),
@@ -496,7 +508,7 @@ pub fn remove(ctx: &Ctx<'_>, locks: Locks, req: Request<'_>) -> Result<Removed, 
         None => return Err(resolve::not_found(&ws.name).into()),
         Some(_) => return Err(changed(ws, &["its state entry changed".into()]).into()),
     }
-    if !req.force {
+    if !req.force && !req.inspected_under_lock {
         recheck(&req)?;
     }
     let territory = ctx.territory();
