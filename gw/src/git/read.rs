@@ -518,12 +518,7 @@ mod tests {
 
     fn set_mtime(path: &Path, secs_ago: u64) {
         let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs_ago);
-        std::fs::File::options()
-            .write(true)
-            .open(path)
-            .unwrap()
-            .set_modified(t)
-            .unwrap();
+        crate::ops::testutil::set_modified(path, t);
     }
 
     /// A new repository at `dir` with one commit (`a.txt`) on `main`.

@@ -928,6 +928,25 @@ mod tests {
         crate::fsx::write_atomic(&p, text.as_bytes()).unwrap();
     }
 
+    fn fifo(path: &Path) {
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+    }
+
+    /// A new repository in a temporary directory, and its path.
+    fn new_repo() -> (tempfile::TempDir, std::path::PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().canonicalize().unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        (tmp, dir)
+    }
+
     /// `git status --porcelain` lines, conflicts as `UU` and sorted by path as gw sorts them.
     fn git_status(dir: &Path, extra: &[&str]) -> Vec<String> {
         let mut args = vec![
@@ -998,14 +1017,7 @@ mod tests {
         std::fs::create_dir(dir.join("to-empty-dir.txt")).unwrap();
         // A fifo where a file was, and a directory where an intent-to-add file was.
         std::fs::remove_file(dir.join("a0")).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            dir.join("a0"),
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o644),
-            0,
-        )
-        .unwrap();
+        fifo(&dir.join("a0"));
         write(&dir, "intended.txt", "i\n");
         git(&dir, &["add", "-N", "intended.txt"]);
         std::fs::remove_file(dir.join("intended.txt")).unwrap();
@@ -1022,12 +1034,7 @@ mod tests {
             .modified()
             .unwrap();
         write(&dir, "same-size.txt", "CONTENT\n");
-        std::fs::File::options()
-            .write(true)
-            .open(dir.join("same-size.txt"))
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+        crate::ops::testutil::set_modified(&dir.join("same-size.txt"), old);
         // A symbolic link pointing elsewhere, with a target of the same length.
         std::fs::remove_file(dir.join("link")).unwrap();
         std::os::unix::fs::symlink("a.b", dir.join("link")).unwrap();
@@ -1049,14 +1056,7 @@ mod tests {
         write(&dir, "keep/ign/q", "q\n");
         write(&dir, "keep/x.o", "o\n");
         std::os::unix::fs::symlink("keep", dir.join("dirlink")).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            dir.join("fifo"),
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o644),
-            0,
-        )
-        .unwrap();
+        fifo(&dir.join("fifo"));
         (tmp, dir)
     }
 
@@ -1124,9 +1124,7 @@ mod tests {
 
     #[test]
     fn a_racily_clean_file_found_unchanged_is_written_back_no_longer_racy() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().canonicalize().unwrap();
-        git(&dir, &["init", "-q", "-b", "main"]);
+        let (_tmp, dir) = new_repo();
         write(&dir, "f.txt", "f\n");
         git(&dir, &["add", "f.txt"]);
         git(&dir, &["commit", "-q", "-m", "one"]);
@@ -1136,12 +1134,7 @@ mod tests {
             .unwrap()
             .modified()
             .unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(&index)
-            .unwrap()
-            .set_modified(file_time)
-            .unwrap();
+        crate::ops::testutil::set_modified(&index, file_time);
         assert_eq!(gw_status(&dir), Vec::<String>::new());
         let after = std::fs::metadata(&index).unwrap().modified().unwrap();
         assert!(
@@ -1152,22 +1145,13 @@ mod tests {
 
     #[test]
     fn a_racily_clean_file_is_read() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().canonicalize().unwrap();
-        git(&dir, &["init", "-q", "-b", "main"]);
+        let (_tmp, dir) = new_repo();
         // Only modification time and size compared; the file's time is the index's second
         // or later, so an edit of the same size within it leaves the stat data equal.
         git(&dir, &["config", "core.checkStat", "minimal"]);
         write(&dir, "f.txt", "aaaa\n");
         let later = std::time::SystemTime::now() + std::time::Duration::from_secs(100);
-        let set = |t| {
-            std::fs::File::options()
-                .write(true)
-                .open(dir.join("f.txt"))
-                .unwrap()
-                .set_modified(t)
-                .unwrap()
-        };
+        let set = |t| crate::ops::testutil::set_modified(&dir.join("f.txt"), t);
         set(later);
         git(&dir, &["add", "f.txt"]);
         git(&dir, &["commit", "-q", "-m", "one"]);
@@ -1179,9 +1163,7 @@ mod tests {
 
     #[test]
     fn a_touched_file_is_compared_as_git_stores_it() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().canonicalize().unwrap();
-        git(&dir, &["init", "-q", "-b", "main"]);
+        let (_tmp, dir) = new_repo();
         write(&dir, ".gitattributes", "*.txt text eol=crlf\n");
         write(&dir, "w.txt", "one\ntwo\n");
         git(&dir, &["add", "-A"]);

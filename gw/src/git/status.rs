@@ -593,12 +593,7 @@ mod tests {
         assert!(repo.read_index().unwrap().untracked().is_some());
         // Stale stat data, same content: a refresh to write back.
         let t = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-        std::fs::File::options()
-            .write(true)
-            .open(dir.join("a.txt"))
-            .unwrap()
-            .set_modified(t)
-            .unwrap();
+        crate::ops::testutil::set_modified(&dir.join("a.txt"), t);
         assert!(repo.changes().unwrap().is_clean());
         assert!(
             repo.read_index().unwrap().untracked().is_some(),

@@ -13,6 +13,15 @@ pub struct World {
     pub repos: PathBuf,
 }
 
+/// Sets the modification time of the file at `path`.
+pub fn set_modified(path: &Path, time: std::time::SystemTime) {
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_modified(time))
+        .unwrap_or_else(|e| panic!("set the time of {}: {e}", path.display()));
+}
+
 /// Runs git with a fixed identity in `dir`, panicking on failure.
 pub fn git(dir: &Path, args: &[&str]) -> String {
     Cmd::git(dir)
