@@ -582,6 +582,30 @@ fn delete_refuses_a_worktree_nested_in_an_ignored_directory() {
     assert_eq!(env.git(&nested, &["rev-parse", "HEAD"]).trim(), work);
 }
 
+/// A large ignored directory does not hide a repository in another one: the search of
+/// ignored directories for repositories has a budget of entries per directory, not one for
+/// all (a `node_modules` of 5,100 files used it up, and the commits of a repository in
+/// `scratch/`, listed after it, were deleted).
+#[test]
+fn delete_refuses_a_repository_in_an_ignored_directory_beside_a_large_one() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.ignore("api", "node_modules/\nscratch/");
+    env.create("feat", "feat", "api");
+    let wt = env.ws("feat").join("api");
+    let modules = wt.join("node_modules");
+    std::fs::create_dir_all(&modules).unwrap();
+    for i in 0..5_100 {
+        std::fs::write(modules.join(format!("m{i}.js")), "").unwrap();
+    }
+    let scratch = wt.join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    env.git(&scratch, &["init", "-q"]);
+    env.commit(&scratch, "x.txt", "precious\n", "work of its own");
+
+    delete_is_refused_naming(&env, "feat", "scratch");
+    assert!(scratch.join(".git").is_dir());
+}
+
 /// G5: a commit made in a submodule of a worktree, recorded by the superproject and pushed
 /// there, exists only in the submodule's repository inside the worktree's private git
 /// directory: `gw delete` refuses without `--force`.

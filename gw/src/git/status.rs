@@ -320,11 +320,32 @@ fn tree_under(index: &gix::index::File, next: &mut usize, prefix: &[u8]) -> Opti
 }
 
 /// Whether gix writes back everything this index holds: it drops the resolve-undo record
-/// (what `git checkout -m` recreates a resolved conflict from), the untracked cache and the
-/// file-system monitor's token. An index holding one is left as it is: the next status
+/// (what `git checkout -m` recreates a resolved conflict from), the untracked cache, the
+/// file-system monitor's token and a split index's link to its shared part (the index would
+/// silently stop being split). An index holding one is left as it is: the next status
 /// compares contents again, and git's own state stays whole.
 fn gix_writes_all_of(index: &gix::index::File) -> bool {
-    index.resolve_undo().is_none() && index.untracked().is_none() && index.fs_monitor().is_none()
+    index.resolve_undo().is_none()
+        && index.untracked().is_none()
+        && index.fs_monitor().is_none()
+        && !may_be_split(index.path())
+}
+
+/// Whether the index at `path` may be split: gix merges a split index's shared part in as
+/// it reads it (so the index it read says nothing of it), and the shared part lives beside
+/// the index as `sharedindex.<id>`. A shared part left over from an index no longer split
+/// only costs the write-back.
+fn may_be_split(path: &std::path::Path) -> bool {
+    let Some(dir) = path.parent() else {
+        return true;
+    };
+    std::fs::read_dir(dir).map_or(true, |entries| {
+        entries.filter_map(|e| e.ok()).any(|e| {
+            e.file_name()
+                .as_encoded_bytes()
+                .starts_with(b"sharedindex.")
+        })
+    })
 }
 
 /// Writes refreshed stat data back to the index, as `git status` does: under the index's
@@ -599,6 +620,19 @@ mod tests {
             repo.read_index().unwrap().untracked().is_some(),
             "git's untracked cache is still in the index"
         );
+
+        // A split index stays split.
+        let (_tmp, dir) = repo_with_a_commit();
+        git(&dir, &["config", "core.splitIndex", "true"]);
+        git(&dir, &["update-index", "--split-index"]);
+        let has_link = || {
+            let bytes = std::fs::read(dir.join(".git/index")).unwrap();
+            bytes.windows(4).any(|w| w == b"link")
+        };
+        assert!(has_link());
+        crate::ops::testutil::set_modified(&dir.join("a.txt"), t);
+        assert!(Repo::open(&dir).unwrap().changes().unwrap().is_clean());
+        assert!(has_link(), "the index still links to its shared part");
     }
 
     #[test]

@@ -167,11 +167,15 @@ fn submodule_work(git_dir: &std::path::Path) -> Vec<String> {
     held
 }
 
-/// How deep below an ignored directory, and how many entries in all, [`nested_repositories`]
-/// looks: a repository or worktree someone made in `scratch/` or `.worktrees/NAME` is found,
-/// and a `node_modules` of a hundred thousand files costs a few thousand `stat`s at most.
+/// How deep below an ignored directory, and how many entries in each and in all,
+/// [`nested_repositories`] looks: a repository or worktree someone made in `scratch/` or
+/// `.worktrees/NAME` is found, and a `node_modules` of a hundred thousand files costs a few
+/// thousand `stat`s at most. The budget is per directory, so that one large directory cannot
+/// use it up before another is looked at; a `.git` directly in an ignored directory is
+/// always looked for.
 const NESTED_DEPTH: usize = 2;
 const NESTED_ENTRIES: usize = 5_000;
+const NESTED_ENTRIES_IN_ALL: usize = 50_000;
 
 /// Work held by repositories and worktrees inside the ignored directories of the worktree
 /// at `root` (`ignored`, as inspected: directories end in `/`). `git status` does not show
@@ -181,18 +185,38 @@ const NESTED_ENTRIES: usize = 5_000;
 /// modules) is not work.
 fn nested_repositories(root: &std::path::Path, ignored: &[String]) -> Vec<String> {
     let mut found = Vec::new();
-    let mut budget = NESTED_ENTRIES;
+    let mut in_all = NESTED_ENTRIES_IN_ALL;
+    let mut check = |at: &std::path::Path, is_dir: bool| {
+        let rel = at.strip_prefix(root).unwrap_or(at).display().to_string();
+        let held = match git::Repo::open(at) {
+            Ok(repo) => nested_work(&repo, is_dir),
+            Err(e) => vec![format!("cannot be read: {e}")],
+        };
+        if !held.is_empty() {
+            found.push(format!(
+                "`{rel}/`, a {} in an ignored directory, holds work: {}",
+                if is_dir { "repository" } else { "worktree" },
+                held.join("; ")
+            ));
+        }
+    };
     for dir in ignored.iter().filter_map(|e| e.strip_suffix('/')) {
-        let mut walk = walkdir::WalkDir::new(root.join(dir))
+        let top = root.join(dir);
+        if let Ok(meta) = top.join(".git").symlink_metadata() {
+            check(&top, meta.is_dir());
+        }
+        let mut budget = NESTED_ENTRIES;
+        let mut walk = walkdir::WalkDir::new(&top)
             .follow_links(false)
             .max_depth(NESTED_DEPTH + 1)
             .into_iter();
         while let Some(entry) = walk.next() {
             let Ok(entry) = entry else { continue };
-            if budget == 0 {
-                return found;
+            if budget == 0 || in_all == 0 {
+                break;
             }
             budget -= 1;
+            in_all -= 1;
             if entry.file_name() != ".git" {
                 continue;
             }
@@ -201,19 +225,12 @@ fn nested_repositories(root: &std::path::Path, ignored: &[String]) -> Vec<String
                 // A repository's own git directory says nothing more.
                 walk.skip_current_dir();
             }
-            let at = entry.path().parent().unwrap_or(entry.path());
-            let rel = at.strip_prefix(root).unwrap_or(at).display().to_string();
-            let held = match git::Repo::open(at) {
-                Ok(repo) => nested_work(&repo, is_dir),
-                Err(e) => vec![format!("cannot be read: {e}")],
-            };
-            if !held.is_empty() {
-                found.push(format!(
-                    "`{rel}/`, a {} in an ignored directory, holds work: {}",
-                    if is_dir { "repository" } else { "worktree" },
-                    held.join("; ")
-                ));
+            if entry.depth() == 1 {
+                // The ignored directory's own `.git`, looked at above.
+                continue;
             }
+            let at = entry.path().parent().unwrap_or(entry.path());
+            check(at, is_dir);
         }
     }
     found
