@@ -1,0 +1,264 @@
+//! The scan against git, on worktrees made to trip it.
+
+use std::path::Path;
+
+use crate::git::Repo;
+use crate::ops::testutil::git;
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    crate::fsx::create_dir_all(p.parent().unwrap()).unwrap();
+    crate::fsx::write_atomic(&p, text.as_bytes()).unwrap();
+}
+
+fn fifo(path: &Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+}
+
+/// A new repository in a temporary directory, and its path.
+fn new_repo() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap();
+    git(&dir, &["init", "-q", "-b", "main"]);
+    (tmp, dir)
+}
+
+/// `git status --porcelain` lines, conflicts as `UU` and sorted by path as gw sorts them.
+fn git_status(dir: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "-c",
+        "core.quotePath=false",
+        "status",
+        "--porcelain",
+        "--no-renames",
+    ];
+    args.extend(extra);
+    let mut lines: Vec<String> = git(dir, &args).lines().map(str::to_string).collect();
+    lines.sort_by(|a, b| a[3..].cmp(&b[3..]).then(a.cmp(b)));
+    lines
+}
+
+fn gw_status(dir: &Path) -> Vec<String> {
+    let mut lines = Repo::open(dir).unwrap().changes_shown().unwrap().lines;
+    lines.sort_by(|a, b| a[3..].cmp(&b[3..]).then(a.cmp(b)));
+    lines
+}
+
+/// A repository whose worktree was then changed in the ways a file comparison can get
+/// wrong.
+fn hostile_repository() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap().join("wt");
+    std::fs::create_dir(&dir).unwrap();
+    git(&dir, &["init", "-q", "-b", "main"]);
+    write(
+        &dir,
+        ".gitignore",
+        "*.o\nign/\ndist/\nlogs/\n!logs/keep.txt\n",
+    );
+    for d in ["linked", "filed", "gone", "keep"] {
+        write(&dir, &format!("{d}/a.txt"), "a\n");
+        write(&dir, &format!("{d}/sub/b.txt"), "b\n");
+    }
+    for f in [
+        "to-dir.txt",
+        "to-empty-dir.txt",
+        "mode.sh",
+        "same-size.txt",
+        "crlf.txt",
+        "c d/é f.txt",
+        "a.b",
+        "a/x",
+        "a-b/c",
+        "a0",
+    ] {
+        write(&dir, f, "content\n");
+    }
+    std::os::unix::fs::symlink("a0", dir.join("link")).unwrap();
+    git(&dir, &["add", "-A"]);
+    write(&dir, "dist/tracked.js", "t\n");
+    git(&dir, &["add", "-f", "dist/tracked.js"]);
+    git(&dir, &["commit", "-q", "-m", "one"]);
+
+    // A tracked directory become a symbolic link to a copy of itself, and a file.
+    std::fs::rename(dir.join("linked"), dir.join("copy")).unwrap();
+    std::os::unix::fs::symlink("copy", dir.join("linked")).unwrap();
+    std::fs::remove_dir_all(dir.join("filed")).unwrap();
+    write(&dir, "filed", "now a file\n");
+    std::fs::remove_dir_all(dir.join("gone")).unwrap();
+    // Tracked files become directories, one with a file in it.
+    std::fs::remove_file(dir.join("to-dir.txt")).unwrap();
+    write(&dir, "to-dir.txt/inside", "x\n");
+    std::fs::remove_file(dir.join("to-empty-dir.txt")).unwrap();
+    std::fs::create_dir(dir.join("to-empty-dir.txt")).unwrap();
+    // A fifo where a file was, and a directory where an intent-to-add file was.
+    std::fs::remove_file(dir.join("a0")).unwrap();
+    fifo(&dir.join("a0"));
+    write(&dir, "intended.txt", "i\n");
+    git(&dir, &["add", "-N", "intended.txt"]);
+    std::fs::remove_file(dir.join("intended.txt")).unwrap();
+    write(&dir, "intended.txt/x", "x\n");
+    // The executable bit.
+    std::fs::set_permissions(
+        dir.join("mode.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    // Same size, the old modification time: only the inode change time tells.
+    let old = std::fs::metadata(dir.join("same-size.txt"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    write(&dir, "same-size.txt", "CONTENT\n");
+    crate::ops::testutil::set_modified(&dir.join("same-size.txt"), old);
+    // A symbolic link pointing elsewhere, with a target of the same length.
+    std::fs::remove_file(dir.join("link")).unwrap();
+    std::os::unix::fs::symlink("a.b", dir.join("link")).unwrap();
+    // Untracked: in an ignored tracked directory (ignored), re-included under an
+    // ignored directory (still ignored), a directory of only ignored files, an empty
+    // one, a repository, a directory of both, a symbolic link to a directory, a fifo.
+    write(&dir, "dist/new.js", "n\n");
+    write(&dir, "logs/keep.txt", "k\n");
+    write(&dir, "only-ignored/x.o", "o\n");
+    write(&dir, "only-ignored/deep/y.o", "o\n");
+    std::fs::create_dir_all(dir.join("empty/inner")).unwrap();
+    std::fs::create_dir(dir.join("nest")).unwrap();
+    git(&dir.join("nest"), &["init", "-q"]);
+    write(&dir, "both/f.txt", "f\n");
+    write(&dir, "both/g.o", "o\n");
+    write(&dir, "both/ign/h", "h\n");
+    write(&dir, "both/deeper/i.txt", "i\n");
+    write(&dir, "keep/sub/new.txt", "n\n");
+    write(&dir, "keep/ign/q", "q\n");
+    write(&dir, "keep/x.o", "o\n");
+    std::os::unix::fs::symlink("keep", dir.join("dirlink")).unwrap();
+    fifo(&dir.join("fifo"));
+    (tmp, dir)
+}
+
+#[test]
+fn the_comparison_agrees_with_git_on_a_hostile_worktree() {
+    let (_tmp, dir) = hostile_repository();
+    for untracked in ["normal", "all", "no", "false", "Off"] {
+        git(&dir, &["config", "status.showUntrackedFiles", untracked]);
+        assert_eq!(
+            gw_status(&dir),
+            git_status(&dir, &[]),
+            "status.showUntrackedFiles={untracked}"
+        );
+    }
+    git(&dir, &["config", "status.showUntrackedFiles", "normal"]);
+    // The ignored files a delete would remove.
+    let (_, mut ignored) = Repo::open(&dir).unwrap().changes_and_ignored().unwrap();
+    ignored.sort();
+    let mut by_git: Vec<String> = git_status(&dir, &["--ignored=traditional"])
+        .into_iter()
+        .filter_map(|l| l.strip_prefix("!! ").map(str::to_string))
+        .collect();
+    by_git.sort();
+    assert_eq!(ignored, by_git);
+    // Without executable bits, the mode change is not one.
+    git(&dir, &["config", "core.fileMode", "false"]);
+    assert_eq!(gw_status(&dir), git_status(&dir, &[]));
+    assert!(!gw_status(&dir).iter().any(|l| l.ends_with("mode.sh")));
+}
+
+#[test]
+fn a_linked_worktree_under_a_gitdir_condition_is_read_as_git_reads_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let dir = root.join("repo");
+    std::fs::create_dir(&dir).unwrap();
+    git(&dir, &["init", "-q", "-b", "main"]);
+    write(&dir, "run.sh", "#!/bin/sh\n");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "one"]);
+    let wt = root.join("wt");
+    git(
+        &dir,
+        &["worktree", "add", "-q", "-b", "feat", wt.to_str().unwrap()],
+    );
+    // git matches `gitdir:` against the worktree's own git directory, where this does not
+    // apply; gix against the repository's, where it does.
+    write(&root, "included", "[core]\n\tfileMode = false\n");
+    git(
+        &dir,
+        &[
+            "config",
+            &format!("includeIf.gitdir:{}/.git.path", dir.display()),
+            root.join("included").to_str().unwrap(),
+        ],
+    );
+    std::fs::set_permissions(
+        wt.join("run.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    assert_eq!(git_status(&wt, &[]), [" M run.sh"]);
+    assert_eq!(gw_status(&wt), [" M run.sh"]);
+}
+
+#[test]
+fn a_racily_clean_file_found_unchanged_is_written_back_no_longer_racy() {
+    let (_tmp, dir) = new_repo();
+    write(&dir, "f.txt", "f\n");
+    git(&dir, &["add", "f.txt"]);
+    git(&dir, &["commit", "-q", "-m", "one"]);
+    // The index as old as the file: the file is racy, read at every status.
+    let index = dir.join(".git/index");
+    let file_time = std::fs::metadata(dir.join("f.txt"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    crate::ops::testutil::set_modified(&index, file_time);
+    assert_eq!(gw_status(&dir), Vec::<String>::new());
+    let after = std::fs::metadata(&index).unwrap().modified().unwrap();
+    assert!(
+        after > file_time,
+        "the index is written back, later than the file"
+    );
+}
+
+#[test]
+fn a_racily_clean_file_is_read() {
+    let (_tmp, dir) = new_repo();
+    // Only modification time and size compared; the file's time is the index's second
+    // or later, so an edit of the same size within it leaves the stat data equal.
+    git(&dir, &["config", "core.checkStat", "minimal"]);
+    write(&dir, "f.txt", "aaaa\n");
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(100);
+    let set = |t| crate::ops::testutil::set_modified(&dir.join("f.txt"), t);
+    set(later);
+    git(&dir, &["add", "f.txt"]);
+    git(&dir, &["commit", "-q", "-m", "one"]);
+    write(&dir, "f.txt", "bbbb\n");
+    set(later);
+    assert_eq!(git_status(&dir, &[]), [" M f.txt"]);
+    assert_eq!(gw_status(&dir), [" M f.txt"]);
+}
+
+#[test]
+fn a_touched_file_is_compared_as_git_stores_it() {
+    let (_tmp, dir) = new_repo();
+    write(&dir, ".gitattributes", "*.txt text eol=crlf\n");
+    write(&dir, "w.txt", "one\ntwo\n");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "one"]);
+    std::fs::remove_file(dir.join("w.txt")).unwrap();
+    git(&dir, &["checkout", "--", "w.txt"]);
+    assert_eq!(std::fs::read(dir.join("w.txt")).unwrap(), b"one\r\ntwo\r\n");
+    // Rewritten with the same bytes: the stat data differs, the content as git stores
+    // it (line ends converted) does not.
+    write(&dir, "w.txt", "one\r\ntwo\r\n");
+    assert_eq!(gw_status(&dir), Vec::<String>::new());
+    write(&dir, "w.txt", "one\r\nTWO\r\n");
+    assert_eq!(gw_status(&dir), [" M w.txt"]);
+    assert_eq!(git_status(&dir, &[]), [" M w.txt"]);
+}
