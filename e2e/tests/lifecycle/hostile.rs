@@ -606,6 +606,22 @@ fn delete_refuses_a_repository_in_an_ignored_directory_beside_a_large_one() {
     assert!(scratch.join(".git").is_dir());
 }
 
+/// A repository three directories below an ignored one is found too (the search went two
+/// deep, and `build/a/b/nested`'s commits were deleted).
+#[test]
+fn delete_refuses_a_repository_deep_in_an_ignored_directory() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.ignore("api", "build/");
+    env.create("feat", "feat", "api");
+    let nested = env.ws("feat").join("api/build/a/b/nested");
+    std::fs::create_dir_all(&nested).unwrap();
+    env.git(&nested, &["init", "-q"]);
+    env.commit(&nested, "x.txt", "precious\n", "work of its own");
+
+    delete_is_refused_naming(&env, "feat", "build/a/b/nested");
+    assert!(nested.join(".git").is_dir());
+}
+
 /// G5: a commit made in a submodule of a worktree, recorded by the superproject and pushed
 /// there, exists only in the submodule's repository inside the worktree's private git
 /// directory: `gw delete` refuses without `--force`.

@@ -168,12 +168,12 @@ fn submodule_work(git_dir: &std::path::Path) -> Vec<String> {
 }
 
 /// How deep below an ignored directory, and how many entries in each and in all,
-/// [`nested_repositories`] looks: a repository or worktree someone made in `scratch/` or
-/// `.worktrees/NAME` is found, and a `node_modules` of a hundred thousand files costs a few
-/// thousand `stat`s at most. The budget is per directory, so that one large directory cannot
-/// use it up before another is looked at; a `.git` directly in an ignored directory is
-/// always looked for.
-const NESTED_DEPTH: usize = 2;
+/// [`nested_repositories`] looks: a repository or worktree someone made in `scratch/`,
+/// `.worktrees/NAME` or `build/a/b/NAME` is found, and a `node_modules` of a hundred
+/// thousand files costs a few thousand entries read at most. The search is breadth first
+/// and its budget is per directory, so that neither a deep tree nor a large directory uses
+/// it up before the shallower places and the other directories are looked at.
+const NESTED_DEPTH: usize = 3;
 const NESTED_ENTRIES: usize = 5_000;
 const NESTED_ENTRIES_IN_ALL: usize = 50_000;
 
@@ -184,6 +184,7 @@ const NESTED_ENTRIES_IN_ALL: usize = 50_000;
 /// tags has. One that holds nothing (a tool's clone, as Terraform keeps of git-sourced
 /// modules) is not work.
 fn nested_repositories(root: &std::path::Path, ignored: &[String]) -> Vec<String> {
+    use std::path::PathBuf;
     let mut found = Vec::new();
     let mut in_all = NESTED_ENTRIES_IN_ALL;
     let mut check = |at: &std::path::Path, is_dir: bool| {
@@ -201,36 +202,34 @@ fn nested_repositories(root: &std::path::Path, ignored: &[String]) -> Vec<String
         }
     };
     for dir in ignored.iter().filter_map(|e| e.strip_suffix('/')) {
-        let top = root.join(dir);
-        if let Ok(meta) = top.join(".git").symlink_metadata() {
-            check(&top, meta.is_dir());
-        }
         let mut budget = NESTED_ENTRIES;
-        let mut walk = walkdir::WalkDir::new(&top)
-            .follow_links(false)
-            .max_depth(NESTED_DEPTH + 1)
-            .into_iter();
-        while let Some(entry) = walk.next() {
-            let Ok(entry) = entry else { continue };
-            if budget == 0 || in_all == 0 {
-                break;
+        let mut level: Vec<PathBuf> = vec![root.join(dir)];
+        'levels: for depth in 0..=NESTED_DEPTH {
+            let mut below = Vec::new();
+            for d in &level {
+                if let Ok(meta) = d.join(".git").symlink_metadata() {
+                    check(d, meta.is_dir());
+                }
+                if depth == NESTED_DEPTH {
+                    continue;
+                }
+                let Ok(entries) = std::fs::read_dir(d) else {
+                    continue;
+                };
+                for e in entries.flatten() {
+                    if budget == 0 || in_all == 0 {
+                        break 'levels;
+                    }
+                    budget -= 1;
+                    in_all -= 1;
+                    // A repository's own git directory says nothing more; a link is not
+                    // followed.
+                    if e.file_name() != ".git" && e.file_type().is_ok_and(|t| t.is_dir()) {
+                        below.push(e.path());
+                    }
+                }
             }
-            budget -= 1;
-            in_all -= 1;
-            if entry.file_name() != ".git" {
-                continue;
-            }
-            let is_dir = entry.file_type().is_dir();
-            if is_dir {
-                // A repository's own git directory says nothing more.
-                walk.skip_current_dir();
-            }
-            if entry.depth() == 1 {
-                // The ignored directory's own `.git`, looked at above.
-                continue;
-            }
-            let at = entry.path().parent().unwrap_or(entry.path());
-            check(at, is_dir);
+            level = below;
         }
     }
     found
