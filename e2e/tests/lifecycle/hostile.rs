@@ -582,6 +582,13 @@ fn delete_refuses_a_worktree_nested_in_an_ignored_directory() {
     assert_eq!(env.git(&nested, &["rev-parse", "HEAD"]).trim(), work);
 }
 
+/// Makes a repository at `dir` with a commit of its own (no remote has it).
+fn repository_with_work(env: &TestEnv, dir: &std::path::Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    env.git(dir, &["init", "-q"]);
+    env.commit(dir, "x.txt", "precious\n", "work of its own");
+}
+
 /// A large ignored directory does not hide a repository in another one: the search of
 /// ignored directories for repositories has a budget of entries per directory, not one for
 /// all (a `node_modules` of 5,100 files used it up, and the commits of a repository in
@@ -598,9 +605,7 @@ fn delete_refuses_a_repository_in_an_ignored_directory_beside_a_large_one() {
         std::fs::write(modules.join(format!("m{i}.js")), "").unwrap();
     }
     let scratch = wt.join("scratch");
-    std::fs::create_dir_all(&scratch).unwrap();
-    env.git(&scratch, &["init", "-q"]);
-    env.commit(&scratch, "x.txt", "precious\n", "work of its own");
+    repository_with_work(&env, &scratch);
 
     delete_is_refused_naming(&env, "feat", "scratch");
     assert!(scratch.join(".git").is_dir());
@@ -614,9 +619,7 @@ fn delete_refuses_a_repository_deep_in_an_ignored_directory() {
     env.ignore("api", "build/");
     env.create("feat", "feat", "api");
     let nested = env.ws("feat").join("api/build/a/b/nested");
-    std::fs::create_dir_all(&nested).unwrap();
-    env.git(&nested, &["init", "-q"]);
-    env.commit(&nested, "x.txt", "precious\n", "work of its own");
+    repository_with_work(&env, &nested);
 
     delete_is_refused_naming(&env, "feat", "build/a/b/nested");
     assert!(nested.join(".git").is_dir());
