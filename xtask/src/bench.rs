@@ -404,6 +404,15 @@ fn sh(dir: &Path, home: &Path, script: &str) -> Result<(), String> {
     util::run_captured(&mut cmd, &format!("`{script}`"))
 }
 
+/// What a status read case runs: `gw status bench` (from the home) or `gw context` (from
+/// inside the workspace).
+fn read_args(which: &str) -> Vec<&'static str> {
+    match which {
+        "status" => vec!["status", "bench", "--format", "json"],
+        _ => vec!["context", "--format", "json"],
+    }
+}
+
 fn q(p: &Path) -> String {
     format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
 }
@@ -531,14 +540,13 @@ impl Fixture {
             "git -C {w} status --porcelain=v2 --branch --untracked-files=normal >/dev/null && \
              git -C {w} rev-list --left-right --count HEAD...origin/main >/dev/null"
         );
-        let (args, name, cwd): (Vec<&str>, &'static str, PathBuf) = match which {
+        let args = read_args(which);
+        let (name, cwd) = match which {
             "status" => (
-                vec!["status", "bench", "--format", "json"],
                 "gw status --format json, one repository of many files",
                 home.clone(),
             ),
             _ => (
-                vec!["context", "--format", "json"],
                 "gw context --format json, one repository of many files",
                 wt.clone(),
             ),
@@ -664,20 +672,10 @@ impl Fixture {
         let arg_file = self.dir.join(format!("status-{}.args", s.status_repos));
         std::fs::write(&arg_file, args.join("\0")).map_err(|e| e.to_string())?;
         let baseline = format!("xargs -0 -n6 -P2 -a {} git >/dev/null", q(&arg_file));
-        let (args, name): (Vec<&str>, &'static str) = match which {
-            "status" => (
-                vec!["status", "bench", "--format", "json"],
-                "gw status --format json",
-            ),
-            _ => (
-                vec!["context", "--format", "json"],
-                "gw context --format json",
-            ),
-        };
-        let cwd = if which == "context" {
-            ws.join(&names[0])
-        } else {
-            home.clone()
+        let args = read_args(which);
+        let (name, cwd) = match which {
+            "status" => ("gw status --format json", home.clone()),
+            _ => ("gw context --format json", ws.join(&names[0])),
         };
         self.read_case(
             &home,

@@ -166,10 +166,14 @@ impl Repo {
         // trusted — a tool that rewrote entries without invalidating it would hide staged work
         // from a delete).
         let (staged, found) = if threads > 1 {
+            // One handle for every thread: the scan's and HEAD-vs-index's.
             let sync = repo.clone().into_sync();
             let (staged, found) = std::thread::scope(|s| {
                 let staged = s.spawn(|| staged_changes(&sync.to_thread_local(), head_tree, index));
-                (staged.join(), scan::scan(repo, index, ask, threads))
+                (
+                    staged.join(),
+                    scan::scan(repo, Some(&sync), index, ask, threads),
+                )
             });
             let found = found?;
             let staged = staged
@@ -177,7 +181,7 @@ impl Repo {
             (staged, found)
         } else {
             let staged = staged_changes(repo, head_tree, index)?;
-            (staged, scan::scan(repo, index, ask, 1)?)
+            (staged, scan::scan(repo, None, index, ask, 1)?)
         };
         let mut by_path: BTreeMap<String, Slot> = BTreeMap::new();
         let entries = index.entries();

@@ -394,13 +394,13 @@ fn delete_one(
 ) -> Result<Deletion> {
     // With hooks, the worktrees are inspected before they run (a refusal must not wait for
     // them) and again under the lock; without, once, under the lock.
-    let hooks = teardown::has_hooks(&ws.repos, hook);
+    let hooks = teardown::Hooks::of(&ws.repos, hook);
     if crate::fsx::exists(&ws.path) {
         ctx.territory().check(&ws.path, "delete")?;
     }
-    let (locks, (inspections, stray)) = if hooks {
+    let (locks, (inspections, stray)) = if !hooks.is_empty() {
         let inspected = preflight(ws, force)?;
-        warnings.extend(teardown::run_hooks(ctx, ws, &ws.repos, hook)?);
+        warnings.extend(teardown::run_hooks(ctx, ws, &hooks)?);
         (tx::lock_workspaces(ctx, &[&ws.name])?, inspected)
     } else {
         let locks = tx::lock_workspaces(ctx, &[&ws.name])?;
@@ -421,7 +421,7 @@ fn delete_one(
         moves: vec![(ws.path.clone(), trash::path_for(&ws.path, &base))],
         after: None,
         force,
-        inspected_under_lock: !hooks,
+        inspected_under_lock: hooks.is_empty(),
     };
     let removed = teardown::remove(ctx, locks, request).map_err(|f| {
         f.error(

@@ -115,9 +115,11 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
             check_inside(ctx, &ws, r)?;
         }
     }
-    report
-        .warnings
-        .extend(teardown::run_hooks(ctx, &ws, &targets, None)?);
+    report.warnings.extend(teardown::run_hooks(
+        ctx,
+        &ws,
+        &teardown::Hooks::of(&targets, None),
+    )?);
     let locks = tx::lock_workspaces(ctx, &[&ws.name])?;
     let n = targets.len();
     ctx.events.progress(&format!(

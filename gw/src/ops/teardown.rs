@@ -408,42 +408,50 @@ fn teardown_commands(r: &RepoEntry) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Whether [`run_hooks`] would run anything: `pre_delete`, or a `teardown` command of one of
-/// `targets`.
-pub fn has_hooks(targets: &[RepoEntry], pre_delete: Option<&Hook>) -> bool {
-    pre_delete.is_some()
-        || targets.iter().any(|r| {
-            r.worktree_path.is_dir() && r.source_repo.is_dir() && !teardown_commands(r).is_empty()
-        })
+/// What [`run_hooks`] runs: `pre_delete` (when given) and the `teardown` commands of the
+/// targets whose worktree and source exist, each repository's `.grove.toml` read once.
+pub struct Hooks<'a> {
+    pre_delete: Option<&'a Hook>,
+    teardown: Vec<(&'a RepoEntry, Vec<String>)>,
 }
 
-/// Runs `pre_delete` (when given) and the `teardown` commands of `targets` whose worktree
-/// and source still exist. Returns warnings; a `pre_delete` that fails with
+impl<'a> Hooks<'a> {
+    pub fn of(targets: &'a [RepoEntry], pre_delete: Option<&'a Hook>) -> Hooks<'a> {
+        let teardown = targets
+            .iter()
+            .filter(|r| r.worktree_path.is_dir() && r.source_repo.is_dir())
+            .map(|r| (r, teardown_commands(r)))
+            .filter(|(_, cmds)| !cmds.is_empty())
+            .collect();
+        Hooks {
+            pre_delete,
+            teardown,
+        }
+    }
+
+    /// Whether there is nothing to run.
+    pub fn is_empty(&self) -> bool {
+        self.pre_delete.is_none() && self.teardown.is_empty()
+    }
+}
+
+/// Runs `what` for `ws`. Returns warnings; a `pre_delete` that fails with
 /// `on_failure = "abort"` is an error.
-pub fn run_hooks(
-    ctx: &Ctx<'_>,
-    ws: &Workspace,
-    targets: &[RepoEntry],
-    pre_delete: Option<&Hook>,
-) -> Result<Vec<String>> {
+pub fn run_hooks(ctx: &Ctx<'_>, ws: &Workspace, what: &Hooks<'_>) -> Result<Vec<String>> {
     let vars = Vars::of(ws);
     let mut warnings = Vec::new();
-    if pre_delete.is_some() {
+    if what.pre_delete.is_some() {
         warnings.extend(hooks::run_global(
             ctx,
-            pre_delete,
+            what.pre_delete,
             HookKind::PreDelete,
             &vars,
             &ws.path,
         )?);
     }
-    for r in targets {
-        if !r.worktree_path.is_dir() || !r.source_repo.is_dir() {
-            continue;
-        }
-        let teardown = teardown_commands(r);
+    for (r, teardown) in &what.teardown {
         if let Err(f) =
-            hooks::run_repo_commands(ctx, &r.repo_name, &teardown, &r.worktree_path, &vars, false)
+            hooks::run_repo_commands(ctx, &r.repo_name, teardown, &r.worktree_path, &vars, false)
         {
             warnings.push(format!("{}: teardown failed: {}", r.repo_name, f.summary()));
         }

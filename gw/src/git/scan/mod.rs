@@ -65,9 +65,11 @@ impl Found {
     }
 }
 
-/// Compares the worktree of `repo` with `index` on up to `threads` threads.
+/// Compares the worktree of `repo` with `index` on up to `threads` threads (`sync`, the
+/// same repository, gives the threads beside the caller's theirs).
 pub(super) fn scan(
     repo: &gix::Repository,
+    sync: Option<&gix::ThreadSafeRepository>,
     index: &gix::index::File,
     ask: Ask,
     threads: usize,
@@ -93,9 +95,12 @@ pub(super) fn scan(
         index_secs: index.timestamp().unix_seconds(),
     };
     let dirs = directories(index);
-    let threads = threads.clamp(1, dirs.len().max(1));
+    let threads = match sync {
+        Some(_) => threads.clamp(1, dirs.len().max(1)),
+        None => 1,
+    };
     let shared = Shared {
-        sync: (threads > 1).then(|| repo.clone().into_sync()),
+        sync: sync.filter(|_| threads > 1),
         index,
         dirs: &dirs,
         ask,
@@ -109,7 +114,7 @@ pub(super) fn scan(
         }
         Ok(w.found)
     };
-    let results: Vec<Result<Found, String>> = match &shared.sync {
+    let results: Vec<Result<Found, String>> = match shared.sync {
         None => vec![work(repo)],
         Some(sync) => std::thread::scope(|s| {
             let others: Vec<_> = (1..threads)
@@ -144,7 +149,7 @@ struct Rules {
 
 struct Shared<'a> {
     /// The repository for threads beside the caller's, when there are any.
-    sync: Option<gix::ThreadSafeRepository>,
+    sync: Option<&'a gix::ThreadSafeRepository>,
     index: &'a gix::index::File,
     dirs: &'a [Dir],
     ask: Ask,
