@@ -261,6 +261,52 @@ fn corrupt_state_is_reported_and_never_overwritten() {
     bad(&env, &["list"], 5, "CORRUPT_STATE", &path);
 }
 
+/// State that is JSON but not grove's is corrupt for every command alike, `gw list` (which
+/// reads it its own way, without copying it) included: it neither shows it nor panics on it.
+#[test]
+fn state_the_model_refuses_is_corrupt_for_list_too() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("ws", "ws", "api");
+    let good = std::fs::read_to_string(env.state_path()).unwrap();
+    let path = s(&env.state_path()).to_string();
+    let deep = format!("{}{}", "[".repeat(130), "]".repeat(130));
+    for (what, from, to) in [
+        (
+            "a null time",
+            "\"created_at\": \"",
+            "\"created_at\": null, \"x\": \"",
+        ),
+        (
+            "a lone surrogate",
+            "\"name\": \"ws\"",
+            "\"name\": \"\\ud800\"",
+        ),
+        (
+            "an unknown field too deep",
+            "\"name\": \"ws\"",
+            &format!("\"name\": \"ws\", \"later\": {deep}"),
+        ),
+        (
+            "an unknown number out of range",
+            "\"name\": \"ws\"",
+            "\"name\": \"ws\", \"later\": 1e400",
+        ),
+    ] {
+        assert!(good.contains(from), "{what}: {good}");
+        std::fs::write(env.state_path(), good.replacen(from, to, 1)).unwrap();
+        for args in [
+            &["list"][..],
+            &["list", "--json"],
+            &["list", "-o", "tsv"],
+            &["status", "ws"],
+        ] {
+            let out = env.gw(args);
+            assert!(!out.stderr.contains("panicked"), "{what}, {args:?}:\n{out}");
+            bad(&env, args, 5, "CORRUPT_STATE", &path);
+        }
+    }
+}
+
 #[test]
 fn corrupt_config_is_reported_and_never_overwritten() {
     let env = TestEnv::with_repos(&["api"]);

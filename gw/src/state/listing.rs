@@ -11,10 +11,13 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer};
+use std::marker::PhantomData;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::model::Key;
 use super::{Blueprint, SetupRecord, Source};
 use crate::fsx::Text;
 
@@ -50,7 +53,13 @@ impl fmt::Debug for RawStr<'_> {
 impl<'de: 't, 't> Deserialize<'de> for RawStr<'t> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
-        if raw.get().starts_with('"') {
+        let token = raw.get();
+        if token.starts_with('"') {
+            // The escapes, rare, are checked as the full model reads them (a lone surrogate
+            // is refused); `to_str` decodes them.
+            if token.contains('\\') {
+                serde_json::from_str::<String>(token).map_err(de::Error::custom)?;
+            }
             Ok(RawStr(raw))
         } else {
             Err(de::Error::invalid_type(
@@ -62,51 +71,138 @@ impl<'de: 't, 't> Deserialize<'de> for RawStr<'t> {
 }
 
 /// A workspace record, borrowed from the file.
-#[derive(Debug, Deserialize)]
+#[derive(Debug)]
 pub struct WorkspaceRef<'t> {
-    #[serde(borrow)]
     pub name: RawStr<'t>,
-    #[serde(borrow)]
     pub path: RawStr<'t>,
-    #[serde(borrow)]
     pub branch: RawStr<'t>,
     /// Absent in very old files; read as empty.
-    #[serde(borrow, default)]
     pub created_at: Option<RawStr<'t>>,
-    #[serde(borrow, default, deserialize_with = "null_as_empty")]
     pub repos: Vec<RepoRef<'t>>,
     // Boxed: rare, and every record would pay for their size.
-    #[serde(default)]
     pub source: Option<Box<Source>>,
-    #[serde(default)]
     pub blueprint: Option<Box<Blueprint>>,
 }
 
-/// A repository record, borrowed from the file.
-#[derive(Debug, Deserialize)]
+/// A repository record, borrowed from the file. Its `setup` is checked like the full model
+/// does, though nothing here shows it (and not kept: a thousand workspaces hold thousands
+/// of repositories).
+#[derive(Debug)]
 pub struct RepoRef<'t> {
-    #[serde(borrow)]
     pub repo_name: RawStr<'t>,
-    #[serde(borrow)]
     pub source_repo: RawStr<'t>,
-    #[serde(borrow)]
     pub worktree_path: RawStr<'t>,
-    #[serde(borrow)]
     pub branch: RawStr<'t>,
-    #[serde(default)]
     pub preserve_branch: bool,
-    /// Checked like the full model does, though nothing here shows it (and not kept: a
-    /// thousand workspaces hold thousands of repositories).
-    #[serde(default, rename = "setup", deserialize_with = "checked_setup")]
-    pub _setup: (),
 }
 
-fn checked_setup<'de, D: Deserializer<'de>>(d: D) -> Result<(), D::Error> {
-    Option::<SetupRecord>::deserialize(d).map(drop)
+// The two records are read by hand, as the full model reads its own (`model.rs`): as
+// objects only (a derived struct would also take an array), each known field as the full
+// model's type reads it (`created_at` cannot be `null`), a field given twice refused, and
+// every unknown field read as a `Value`, as the full model keeps it (its nesting limit and
+// number range apply; skipping it would not check them). So the listing accepts exactly
+// what the full model accepts, and `to_str` and `--json` cannot fail on what it accepted.
+
+/// Reads the map's next value into `slot`, refusing a field the record gave already.
+fn once<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+    map: &mut A,
+    slot: &mut Option<T>,
+    key: &'static str,
+) -> Result<(), A::Error> {
+    if slot.is_some() {
+        return Err(de::Error::duplicate_field(key));
+    }
+    *slot = Some(map.next_value()?);
+    Ok(())
 }
 
-fn null_as_empty<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
-    Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
+/// A field the record does not know: read as the full model keeps it, then dropped.
+fn unknown<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::Error> {
+    map.next_value::<serde_json::Value>().map(drop)
+}
+
+fn missing<E: de::Error, T>(value: Option<T>, key: &'static str) -> Result<T, E> {
+    value.ok_or_else(|| de::Error::missing_field(key))
+}
+
+impl<'de: 't, 't> Deserialize<'de> for WorkspaceRef<'t> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Record<'t>(PhantomData<&'t ()>);
+        impl<'de: 't, 't> Visitor<'de> for Record<'t> {
+            type Value = WorkspaceRef<'t>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a workspace object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let (mut name, mut path, mut branch, mut created_at) = (None, None, None, None);
+                // The Go grove writes `null` for a workspace without repositories.
+                let mut repos: Option<Option<Vec<RepoRef<'t>>>> = None;
+                let mut source: Option<Option<Source>> = None;
+                let mut blueprint: Option<Option<Blueprint>> = None;
+                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                    let m = &mut map;
+                    match &*key {
+                        "name" => once(m, &mut name, "name")?,
+                        "path" => once(m, &mut path, "path")?,
+                        "branch" => once(m, &mut branch, "branch")?,
+                        "created_at" => once(m, &mut created_at, "created_at")?,
+                        "repos" => once(m, &mut repos, "repos")?,
+                        "source" => once(m, &mut source, "source")?,
+                        "blueprint" => once(m, &mut blueprint, "blueprint")?,
+                        _ => unknown(m)?,
+                    }
+                }
+                Ok(WorkspaceRef {
+                    name: missing(name, "name")?,
+                    path: missing(path, "path")?,
+                    branch: missing(branch, "branch")?,
+                    created_at,
+                    repos: repos.flatten().unwrap_or_default(),
+                    source: source.flatten().map(Box::new),
+                    blueprint: blueprint.flatten().map(Box::new),
+                })
+            }
+        }
+        d.deserialize_map(Record(PhantomData))
+    }
+}
+
+impl<'de: 't, 't> Deserialize<'de> for RepoRef<'t> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Record<'t>(PhantomData<&'t ()>);
+        impl<'de: 't, 't> Visitor<'de> for Record<'t> {
+            type Value = RepoRef<'t>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a repository object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let (mut repo_name, mut source_repo, mut worktree_path, mut branch) =
+                    (None, None, None, None);
+                let mut preserve_branch = None;
+                let mut setup: Option<Option<SetupRecord>> = None;
+                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                    let m = &mut map;
+                    match &*key {
+                        "repo_name" => once(m, &mut repo_name, "repo_name")?,
+                        "source_repo" => once(m, &mut source_repo, "source_repo")?,
+                        "worktree_path" => once(m, &mut worktree_path, "worktree_path")?,
+                        "branch" => once(m, &mut branch, "branch")?,
+                        "preserve_branch" => once(m, &mut preserve_branch, "preserve_branch")?,
+                        "setup" => once(m, &mut setup, "setup")?,
+                        _ => unknown(m)?,
+                    }
+                }
+                Ok(RepoRef {
+                    repo_name: missing(repo_name, "repo_name")?,
+                    source_repo: missing(source_repo, "source_repo")?,
+                    worktree_path: missing(worktree_path, "worktree_path")?,
+                    branch: missing(branch, "branch")?,
+                    preserve_branch: preserve_branch.unwrap_or(false),
+                })
+            }
+        }
+        d.deserialize_map(Record(PhantomData))
+    }
 }
 
 /// The records of a listing.
@@ -166,7 +262,8 @@ impl Listing {
             let records = RecordsSeed(t.len() / 128)
                 .deserialize(&mut de)
                 .and_then(|r| de.end().map(|()| r));
-            records.map_err(|e| e.to_string())
+            // serde_json's message for the whole document, as every other command gives it.
+            records.map_err(|e| super::State::parse(t).err().unwrap_or(e.to_string()))
         })
     }
 
@@ -185,14 +282,19 @@ mod tests {
     use super::*;
     use crate::state::State;
 
-    #[test]
-    fn reads_what_the_full_model_reads() {
-        let text = r#"[{"name":"a\u0062","path":"/w/ab","branch":"feat/x","created_at":"2026-05-01T09:30:12.123456",
-            "repos":[{"repo_name":"r","source_repo":"/s/r","worktree_path":"/w/ab/r","branch":"feat/x","preserve_branch":true,"later":1}],
-            "source":{"provider":"github","url":"u","extra":[1]},"future":{"x":1}},
-            {"name":"old","path":"/w/old","branch":"old","repos":null}]"#;
-        let listing = Listing::parse(text.to_string()).unwrap();
-        let state = State::parse(text).unwrap();
+    /// Reads `text` both ways: the listing accepts it exactly when the full model does,
+    /// refuses it with the same message, and reads the same values. `true` when accepted.
+    fn agree(text: &str) -> bool {
+        let listing = Listing::parse(text.to_string());
+        let state = State::parse(text);
+        let (listing, state) = match (listing, state) {
+            (Ok(l), Ok(s)) => (l, s),
+            (Err(l), Err(s)) => {
+                assert_eq!(l, s, "{text}");
+                return false;
+            }
+            (l, s) => panic!("listing {:?}, full model {:?}: {text}", l.err(), s.err()),
+        };
         let recs = listing.records();
         assert_eq!(recs.len(), state.workspaces.len());
         for (r, w) in recs.iter().zip(&state.workspaces) {
@@ -205,25 +307,91 @@ mod tests {
                     .unwrap_or_default(),
                 w.created_at
             );
-            assert_eq!(r.repos.len(), w.repos.len());
             assert_eq!(r.source.as_deref(), w.source.as_ref());
+            assert_eq!(r.blueprint.as_deref(), w.blueprint.as_ref());
+            assert_eq!(r.repos.len(), w.repos.len());
             for (rr, wr) in r.repos.iter().zip(&w.repos) {
                 assert_eq!(rr.repo_name.to_str(), wr.repo_name);
+                assert_eq!(rr.source_repo.to_str(), wr.source_repo.to_string_lossy());
                 assert_eq!(
                     rr.worktree_path.to_str(),
                     wr.worktree_path.to_string_lossy()
                 );
+                assert_eq!(rr.branch.to_str(), wr.branch);
                 assert_eq!(rr.preserve_branch, wr.preserve_branch);
             }
         }
+        true
+    }
+
+    /// Every field the full model knows, escapes, fields it does not know, and `null`s.
+    const RICH: &str = r#"[{"name":"a\u0062","path":"/w/ab","branch":"feat/\"x\"","created_at":"2026-05-01T09:30:12.123456",
+        "repos":[{"repo_name":"r","source_repo":"/s/r","worktree_path":"/w/ab/r","branch":"feat/x","preserve_branch":true,"later":[1,{"k":"v"}],
+                  "setup":{"status":"failed","detail":"exit 1"}},
+                 {"repo_name":"q","source_repo":"/s/q","worktree_path":"/w/ab/q","branch":"b","preserve_branch":false,"setup":null}],
+        "source":{"provider":"github","url":"u","ref":"42","extra":[1.5e3,true]},"blueprint":{"name":"preset:p","sha256":"00"},"future":{"x":null}},
+        {"name":"old","path":"/w/old","branch":"old","repos":null,"source":null,"blueprint":null},
+        {"na\u006de":"esc","path":"/w/é","branch":"ü\n\t","created_at":"","repos":[]}]"#;
+
+    #[test]
+    fn reads_what_the_full_model_reads() {
+        assert!(agree(RICH));
+        let listing = Listing::parse(RICH.to_string()).unwrap();
+        let recs = listing.records();
         assert!(
             matches!(recs[0].name.to_str(), Cow::Owned(_)),
             "escapes are decoded"
         );
+        assert_eq!(recs[2].name.to_str(), "esc", "escaped keys are decoded");
         assert_eq!(
             serde_json::to_string(&recs[0].name).unwrap(),
             r#""a\u0062""#
         );
+    }
+
+    /// Every document one edit away from a rich one (a byte removed, or one of the bytes
+    /// that matter to JSON put in or swapped in) is accepted and read alike both ways.
+    #[test]
+    fn one_edit_from_a_valid_document_reads_alike() {
+        let inserts = [
+            "\"", "\\", ",", ":", "{", "}", "[", "]", " ", "n", "t", "1", "-", "e", "\u{1}", "é",
+            "\\u", "null", "true",
+        ];
+        let mut accepted = 0;
+        let mut refused = 0;
+        let mut count = |text: &str| {
+            if agree(text) {
+                accepted += 1;
+            } else {
+                refused += 1;
+            }
+        };
+        for (i, c) in RICH.char_indices() {
+            let (before, after) = RICH.split_at(i);
+            count(&format!("{before}{}", &after[c.len_utf8()..]));
+            for ins in inserts {
+                count(&format!("{before}{ins}{after}"));
+                count(&format!("{before}{ins}{}", &after[c.len_utf8()..]));
+            }
+        }
+        // Both kinds are many: the edits reach every path of the reader.
+        assert!(accepted > 500 && refused > 5000, "{accepted} / {refused}");
+    }
+
+    #[test]
+    fn nesting_is_limited_as_serde_json_limits_it() {
+        for depth in 120..130 {
+            let deep = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+            for text in [
+                format!(r#"[{{"name":"n","path":"/p","branch":"b","x":{deep}}}]"#),
+                format!(
+                    r#"[{{"name":"n","path":"/p","branch":"b","repos":[{{"repo_name":"r","source_repo":"/s","worktree_path":"/w","branch":"b","x":{deep}}}]}}]"#
+                ),
+                format!(r#"[{{"name":"n","path":"/p","branch":"b","source":{{"y":{deep}}}}}]"#),
+            ] {
+                agree(&text);
+            }
+        }
     }
 
     #[test]
@@ -236,9 +404,20 @@ mod tests {
             r#"[{"name":"a","name":"b","path":"/w","branch":"b"}]"#,
             r#"[{"name":"a","path":"/w","branch":"b","repos":[{"repo_name":"r"}]}]"#,
             r#"[{"name":"a","path":"/w","branch":"b","repos":[{"repo_name":"r","source_repo":"/s","worktree_path":"/w/r","branch":"b","setup":{"status":"odd"}}]}]"#,
+            r#"[{"name":"a","path":"/w","branch":"b","created_at":null}]"#,
+            r#"[["a","/w","b"]]"#,
+            r#"[{"name":"a","path":"/w","branch":"b","repos":[["r","/s","/w/r","b"]]}]"#,
+            r#"[{"name":"a","path":"/w","branch":"b","later":1e400}]"#,
+            r#"[{"name":"a","path":"/w","branch":"b","repos":[null]}]"#,
+            r#"[{"name":"a","path":"/w","branch":"b","repos":[{"repo_name":"r","source_repo":"/s","worktree_path":"/w/r","branch":"b","preserve_branch":null}]}]"#,
+            r#"[{"name":"a","path":"/w","branch":"b","x":1,"x":2,"name":"c"}]"#,
+            r#"[{"name":"\ud800","path":"/w","branch":"b"}]"#,
+            "[{\"name\":\"a\u{1}\",\"path\":\"/w\",\"branch\":\"b\"}]",
+            r#"[{"name":"a","path":"/w","branch":"b"},]"#,
+            r#"[{"name":"a","path":"/w","branch":"b"}] x"#,
+            "\u{feff}[]",
         ] {
-            assert!(State::parse(bad).is_err(), "{bad}");
-            assert!(Listing::parse(bad.to_string()).is_err(), "{bad}");
+            assert!(!agree(bad), "{bad}");
         }
         assert!(
             Listing::parse("  \n".to_string())

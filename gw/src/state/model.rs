@@ -112,7 +112,7 @@ fn is_false(b: &bool) -> bool {
 // straight into its type and only the unknown ones into a `Value`, in file order.
 
 /// An object key, borrowed from the input when it has no escapes.
-struct Key<'de>(Cow<'de, str>);
+pub(super) struct Key<'de>(pub(super) Cow<'de, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
