@@ -86,6 +86,10 @@ type Out<'w> = io::BufWriter<&'w mut dyn Write>;
 trait ToJson {
     fn write(&self, w: &mut Out<'_>) -> serde_json::Result<()>;
     fn raw(&self) -> serde_json::Result<Box<serde_json::value::RawValue>>;
+    /// Nothing in it can fail to serialise, so it may go to stdout as it is written.
+    fn infallible(&self) -> bool {
+        false
+    }
 }
 
 impl<T: serde::Serialize> ToJson for T {
@@ -111,6 +115,9 @@ impl<F: Fn(&mut dyn Write) -> io::Result<()>> ToJson for Written<F> {
             .map_err(|e| serde_json::Error::io(io::Error::new(io::ErrorKind::InvalidData, e)))?;
         serde_json::value::RawValue::from_string(text)
     }
+    fn infallible(&self) -> bool {
+        true
+    }
 }
 
 impl<'a> Json<'a> {
@@ -120,7 +127,9 @@ impl<'a> Json<'a> {
 
     /// A result that `write` puts out as JSON text itself, for the one result large enough
     /// for serde's per-token overhead to matter (`gw list`). It must write exactly what
-    /// serialising the result's type would; a test says so.
+    /// serialising the result's type would; a test says so. It must not fail but for the
+    /// writer's own errors (it writes text read from JSON): it goes to stdout as it is
+    /// written, not whole into a buffer first.
     pub fn written(write: impl Fn(&mut dyn Write) -> io::Result<()> + 'a) -> Json<'a> {
         Json(Box::new(Written(write)))
     }
@@ -131,6 +140,10 @@ impl<'a> Json<'a> {
 
     fn write(&self, w: &mut Out<'_>) -> io::Result<()> {
         self.0.write(w).map_err(io::Error::from)
+    }
+
+    fn infallible(&self) -> bool {
+        self.0.infallible()
     }
 }
 
@@ -298,9 +311,14 @@ pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
             }
             let doc = match failure {
                 None => {
+                    let result = r.result();
+                    if result.infallible() {
+                        let written = write_ok(p.out(), &result, &warnings, &r.next_actions());
+                        return finish(p, written).unwrap_or(code);
+                    }
                     // Rendered whole before anything is written: a result that cannot be
                     // shown (a path that is not UTF-8) is an error, not half a document.
-                    let result = match render_ok(&r.result(), &warnings, &r.next_actions()) {
+                    let result = match render_ok(&result, &warnings, &r.next_actions()) {
                         Ok(doc) => p.out().write_all(&doc),
                         Err(e) => return emit_unlocked(p, &unshowable(&e)),
                     };
@@ -455,16 +473,26 @@ fn unshowable(e: &io::Error) -> Error {
     )
 }
 
-/// Renders the envelope of a successful command, the result serialised straight into one
-/// buffer. Produces exactly what serialising [`envelope_ok`]'s [`Envelope`] would.
+/// Renders the envelope of a successful command into one buffer (see [`write_ok`]).
 fn render_ok(
     result: &Json<'_>,
     warnings: &[String],
     next_actions: &[NextAction],
 ) -> io::Result<Vec<u8>> {
     let mut doc = Vec::with_capacity(64 * 1024);
-    let mut sink: &mut dyn Write = &mut doc;
-    let mut w = io::BufWriter::with_capacity(64 * 1024, &mut sink as &mut dyn Write);
+    write_ok(&mut doc, result, warnings, next_actions)?;
+    Ok(doc)
+}
+
+/// Writes the envelope of a successful command to `out`, the result serialised straight
+/// into it. Produces exactly what serialising [`envelope_ok`]'s [`Envelope`] would.
+fn write_ok(
+    out: &mut dyn Write,
+    result: &Json<'_>,
+    warnings: &[String],
+    next_actions: &[NextAction],
+) -> io::Result<()> {
+    let mut w = io::BufWriter::with_capacity(64 * 1024, out);
     write!(
         w,
         "{{\"ok\":true,\"schemaVersion\":{SCHEMA_VERSION},\"result\":"
@@ -477,9 +505,7 @@ fn render_ok(
     w.write_all(b",\"next_actions\":")?;
     serde_json::to_writer(&mut w, next_actions).map_err(io::Error::from)?;
     w.write_all(b"}\n")?;
-    w.flush()?;
-    drop(w);
-    Ok(doc)
+    w.flush()
 }
 
 /// Flushes the output. Output that could not be written (a full disk) is a failure: the

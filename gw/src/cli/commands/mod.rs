@@ -25,9 +25,9 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
         Command::Context(a) => workspace::context(ctx, a),
         Command::Plan(a) => plan::plan(ctx, a, ui),
         Command::Apply(a) => plan::apply(ctx, a),
-        Command::List(a) => workspace::list(ctx, a),
+        Command::List(a) => workspace::list(ctx, a, ui),
         Command::Ws(ws) => match ws.command {
-            WsCommand::List(a) => workspace::list(ctx, a),
+            WsCommand::List(a) => workspace::list(ctx, a, ui),
             WsCommand::Show(a) => workspace::show(ctx, a, ui),
             WsCommand::Delete(a) => workspace::delete(ctx, a, ui),
         },

@@ -11,7 +11,7 @@ use crate::fsx;
 use crate::ops::create::{CreateOptions, Selection, SourceFields};
 use crate::ops::delete::DeleteOptions;
 use crate::ops::{self, Ctx};
-use crate::output::pick;
+use crate::output::{DataFormat, pick};
 
 #[derive(Debug, Args)]
 pub struct CreateArgs {
@@ -264,14 +264,14 @@ pub fn context(ctx: &Ctx<'_>, _a: ContextArgs) -> CmdResult {
     Ok(Out::new(ops::context::context(ctx)))
 }
 
-pub fn list(ctx: &Ctx<'_>, a: ListArgs) -> CmdResult {
+pub fn list(ctx: &Ctx<'_>, a: ListArgs, ui: Ui) -> CmdResult {
+    let format = a.data.format();
     if a.status {
-        Ok(Out::with_data(
-            ops::list::list_status(ctx)?,
-            a.data.format(),
-        ))
+        Ok(Out::with_data(ops::list::list_status(ctx)?, format))
     } else {
-        Ok(Out::with_data(ops::list::list(ctx)?, a.data.format()))
+        // Only the table marks the workspace you are in.
+        let table = !ui.machine && matches!(format, None | Some(DataFormat::Table));
+        Ok(Out::with_data(ops::list::list(ctx, table)?, format))
     }
 }
 
