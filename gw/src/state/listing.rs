@@ -6,11 +6,11 @@
 //! times what starting the process does. A [`Listing`] keeps the file's text and borrows
 //! from it: each string stays the JSON token it is in the file ([`RawStr`]), written out
 //! again verbatim and decoded only where its value is needed. Fields this version does not
-//! know are skipped here; commands that write the state use the full model, which keeps them.
+//! know are checked and dropped here; commands that write the state use the full model,
+//! which keeps them.
 
 use std::borrow::Cow;
 use std::fmt;
-
 use std::marker::PhantomData;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
