@@ -105,8 +105,12 @@ pub fn read_text_optional(path: &Path) -> Result<Option<Text>> {
         let len = file.metadata()?.len() as usize;
         // Transparent huge pages are Linux's.
         if len < HUGE_READ || cfg!(not(target_os = "linux")) {
-            let mut s = String::with_capacity(len);
-            file.read_to_string(&mut s)?;
+            // Bytes first, then checked, so that text that is not UTF-8 is refused with the
+            // message `read_optional` and the mapped path give (where the bad byte is).
+            let mut bytes = Vec::with_capacity(len);
+            file.read_to_end(&mut bytes)?;
+            let s = String::from_utf8(bytes)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
             return Ok(Text(Backing::Heap(s)));
         }
         let span = len.div_ceil(HUGE_PAGE) * HUGE_PAGE;
@@ -510,6 +514,23 @@ mod tests {
             sha256_file(&dir.path().join("none")).unwrap_err().kind(),
             io::ErrorKind::NotFound
         );
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_is_refused_alike_by_every_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = dir.path().join("small");
+        write_atomic(&small, b"[{\"name\":\"\xff\"}]").unwrap();
+        let mut big = vec![b' '; HUGE_READ + 10];
+        big[HUGE_READ + 2] = 0xff;
+        let big_path = dir.path().join("big");
+        write_atomic(&big_path, &big).unwrap();
+        for path in [&small, &big_path] {
+            let text = read_text_optional(path).unwrap_err().to_string();
+            let plain = read_optional(path).unwrap_err().to_string();
+            assert_eq!(text, plain);
+            assert!(text.contains("invalid utf-8 sequence"), "{text}");
+        }
     }
 
     #[test]
