@@ -961,7 +961,12 @@ pub fn in_ci() -> bool {
 /// A test cannot run here because `reason`: in CI that fails it; locally it is skipped,
 /// saying why. The caller returns after this.
 pub fn skip(reason: &str) {
-    if in_ci() {
+    skip_or_fail(in_ci(), reason);
+}
+
+/// [`skip`], with whether this is CI given: a test in CI never passes by skipping.
+fn skip_or_fail(ci: bool, reason: &str) {
+    if ci {
         panic!("{reason}; CI is set, so this fails (.ci/run provides it)");
     }
     eprintln!("skipped: {reason} (CI would fail here)");
@@ -1178,4 +1183,20 @@ pub fn real_git() -> PathBuf {
 
 fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[should_panic(expected = "CI is set, so this fails")]
+    fn in_ci_a_missing_need_fails_the_test() {
+        skip_or_fail(true, "`zsh` is not installed");
+    }
+
+    #[test]
+    fn outside_ci_a_missing_need_is_skipped_saying_why() {
+        skip_or_fail(false, "`zsh` is not installed");
+    }
 }

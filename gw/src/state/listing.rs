@@ -11,13 +11,12 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::marker::PhantomData;
 
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::model::Key;
+use super::model::{Key, Object, deserialize_object, once};
 use super::{Blueprint, SetupRecord, Source};
 use crate::fsx::Text;
 
@@ -96,25 +95,13 @@ pub struct RepoRef<'t> {
     pub preserve_branch: bool,
 }
 
-// The two records are read by hand, as the full model reads its own (`model.rs`): as
-// objects only (a derived struct would also take an array), each known field as the full
-// model's type reads it (`created_at` cannot be `null`), a field given twice refused, and
-// every unknown field read as a `Value`, as the full model keeps it (its nesting limit and
-// number range apply; skipping it would not check them). So the listing accepts exactly
-// what the full model accepts, and `to_str` and `--json` cannot fail on what it accepted.
-
-/// Reads the map's next value into `slot`, refusing a field the record gave already.
-fn once<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
-    map: &mut A,
-    slot: &mut Option<T>,
-    key: &'static str,
-) -> Result<(), A::Error> {
-    if slot.is_some() {
-        return Err(de::Error::duplicate_field(key));
-    }
-    *slot = Some(map.next_value()?);
-    Ok(())
-}
+// The two records are read by hand, as the full model reads its own (`model.rs`, whose
+// `Object`, `Key` and `once` they use): as objects only (a derived struct would also take
+// an array), each known field as the full model's type reads it (`created_at` cannot be
+// `null`), a field given twice refused, and every unknown field read as a `Value`, as the
+// full model keeps it (its nesting limit and number range apply; skipping it would not
+// check them). So the listing accepts exactly what the full model accepts, and `to_str`
+// and `--json` cannot fail on what it accepted.
 
 /// A field the record does not know: read as the full model keeps it, then dropped.
 fn unknown<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::Error> {
@@ -127,81 +114,75 @@ fn missing<E: de::Error, T>(value: Option<T>, key: &'static str) -> Result<T, E>
 
 impl<'de: 't, 't> Deserialize<'de> for WorkspaceRef<'t> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Record<'t>(PhantomData<&'t ()>);
-        impl<'de: 't, 't> Visitor<'de> for Record<'t> {
-            type Value = WorkspaceRef<'t>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a workspace object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let (mut name, mut path, mut branch, mut created_at) = (None, None, None, None);
-                // The Go grove writes `null` for a workspace without repositories.
-                let mut repos: Option<Option<Vec<RepoRef<'t>>>> = None;
-                let mut source: Option<Option<Source>> = None;
-                let mut blueprint: Option<Option<Blueprint>> = None;
-                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-                    let m = &mut map;
-                    match &*key {
-                        "name" => once(m, &mut name, "name")?,
-                        "path" => once(m, &mut path, "path")?,
-                        "branch" => once(m, &mut branch, "branch")?,
-                        "created_at" => once(m, &mut created_at, "created_at")?,
-                        "repos" => once(m, &mut repos, "repos")?,
-                        "source" => once(m, &mut source, "source")?,
-                        "blueprint" => once(m, &mut blueprint, "blueprint")?,
-                        _ => unknown(m)?,
-                    }
-                }
-                Ok(WorkspaceRef {
-                    name: missing(name, "name")?,
-                    path: missing(path, "path")?,
-                    branch: missing(branch, "branch")?,
-                    created_at,
-                    repos: repos.flatten().unwrap_or_default(),
-                    source: source.flatten().map(Box::new),
-                    blueprint: blueprint.flatten().map(Box::new),
-                })
+        deserialize_object(d)
+    }
+}
+
+impl<'de: 't, 't> Object<'de> for WorkspaceRef<'t> {
+    const EXPECTING: &'static str = "a workspace object";
+    fn read<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (mut name, mut path, mut branch, mut created_at) = (None, None, None, None);
+        // The Go grove writes `null` for a workspace without repositories.
+        let mut repos: Option<Option<Vec<RepoRef<'t>>>> = None;
+        let mut source: Option<Option<Source>> = None;
+        let mut blueprint: Option<Option<Blueprint>> = None;
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            let m = &mut map;
+            match &*key {
+                "name" => once(m, &mut name, "name")?,
+                "path" => once(m, &mut path, "path")?,
+                "branch" => once(m, &mut branch, "branch")?,
+                "created_at" => once(m, &mut created_at, "created_at")?,
+                "repos" => once(m, &mut repos, "repos")?,
+                "source" => once(m, &mut source, "source")?,
+                "blueprint" => once(m, &mut blueprint, "blueprint")?,
+                _ => unknown(m)?,
             }
         }
-        d.deserialize_map(Record(PhantomData))
+        Ok(WorkspaceRef {
+            name: missing(name, "name")?,
+            path: missing(path, "path")?,
+            branch: missing(branch, "branch")?,
+            created_at,
+            repos: repos.flatten().unwrap_or_default(),
+            source: source.flatten().map(Box::new),
+            blueprint: blueprint.flatten().map(Box::new),
+        })
     }
 }
 
 impl<'de: 't, 't> Deserialize<'de> for RepoRef<'t> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Record<'t>(PhantomData<&'t ()>);
-        impl<'de: 't, 't> Visitor<'de> for Record<'t> {
-            type Value = RepoRef<'t>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a repository object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let (mut repo_name, mut source_repo, mut worktree_path, mut branch) =
-                    (None, None, None, None);
-                let mut preserve_branch = None;
-                let mut setup: Option<Option<SetupRecord>> = None;
-                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-                    let m = &mut map;
-                    match &*key {
-                        "repo_name" => once(m, &mut repo_name, "repo_name")?,
-                        "source_repo" => once(m, &mut source_repo, "source_repo")?,
-                        "worktree_path" => once(m, &mut worktree_path, "worktree_path")?,
-                        "branch" => once(m, &mut branch, "branch")?,
-                        "preserve_branch" => once(m, &mut preserve_branch, "preserve_branch")?,
-                        "setup" => once(m, &mut setup, "setup")?,
-                        _ => unknown(m)?,
-                    }
-                }
-                Ok(RepoRef {
-                    repo_name: missing(repo_name, "repo_name")?,
-                    source_repo: missing(source_repo, "source_repo")?,
-                    worktree_path: missing(worktree_path, "worktree_path")?,
-                    branch: missing(branch, "branch")?,
-                    preserve_branch: preserve_branch.unwrap_or(false),
-                })
+        deserialize_object(d)
+    }
+}
+
+impl<'de: 't, 't> Object<'de> for RepoRef<'t> {
+    const EXPECTING: &'static str = "a repository object";
+    fn read<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (mut repo_name, mut source_repo, mut worktree_path, mut branch) =
+            (None, None, None, None);
+        let mut preserve_branch = None;
+        let mut setup: Option<Option<SetupRecord>> = None;
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            let m = &mut map;
+            match &*key {
+                "repo_name" => once(m, &mut repo_name, "repo_name")?,
+                "source_repo" => once(m, &mut source_repo, "source_repo")?,
+                "worktree_path" => once(m, &mut worktree_path, "worktree_path")?,
+                "branch" => once(m, &mut branch, "branch")?,
+                "preserve_branch" => once(m, &mut preserve_branch, "preserve_branch")?,
+                "setup" => once(m, &mut setup, "setup")?,
+                _ => unknown(m)?,
             }
         }
-        d.deserialize_map(Record(PhantomData))
+        Ok(RepoRef {
+            repo_name: missing(repo_name, "repo_name")?,
+            source_repo: missing(source_repo, "source_repo")?,
+            worktree_path: missing(worktree_path, "worktree_path")?,
+            branch: missing(branch, "branch")?,
+            preserve_branch: preserve_branch.unwrap_or(false),
+        })
     }
 }
 

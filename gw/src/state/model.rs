@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 use serde::de::{self, MapAccess, Visitor};
@@ -136,6 +137,45 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
+/// A record read from a JSON object field by field (see [`deserialize_object`]).
+pub(super) trait Object<'de>: Sized {
+    /// What a value of another type is refused as not being: "a workspace object".
+    const EXPECTING: &'static str;
+    fn read<A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
+}
+
+/// Reads a `T` from a JSON object, and only from one (a derived implementation would also
+/// take an array).
+pub(super) fn deserialize_object<'de, D: Deserializer<'de>, T: Object<'de>>(
+    d: D,
+) -> Result<T, D::Error> {
+    struct ObjectVisitor<T>(PhantomData<T>);
+    impl<'de, T: Object<'de>> Visitor<'de> for ObjectVisitor<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str(T::EXPECTING)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::read(map)
+        }
+    }
+    d.deserialize_map(ObjectVisitor(PhantomData))
+}
+
+/// Reads the map's next value into `slot`, refusing a field the record gave already, as a
+/// derived implementation does.
+pub(super) fn once<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+    map: &mut A,
+    slot: &mut Option<T>,
+    key: &'static str,
+) -> Result<(), A::Error> {
+    if slot.is_some() {
+        return Err(de::Error::duplicate_field(key));
+    }
+    *slot = Some(map.next_value()?);
+    Ok(())
+}
+
 /// Implements `Deserialize` for a record with an `extra` map: each listed field is read as
 /// `$read` and turned into the field's value by `$conv` (or `$missing` when absent); a
 /// field given twice is an error, as with a derived implementation.
@@ -145,39 +185,31 @@ macro_rules! deserialize_keeping_unknown {
     }) => {
         impl<'de> Deserialize<'de> for $ty {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                struct RecordVisitor;
-                impl<'de> Visitor<'de> for RecordVisitor {
-                    type Value = $ty;
-                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                        f.write_str($expecting)
-                    }
-                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<$ty, A::Error> {
-                        $(let mut $field: Option<$read> = None;)*
-                        let mut extra = Map::new();
-                        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-                            match &*key {
-                                $($key => {
-                                    if $field.is_some() {
-                                        return Err(de::Error::duplicate_field($key));
-                                    }
-                                    $field = Some(map.next_value()?);
-                                })*
-                                _ => {
-                                    let value: Value = map.next_value()?;
-                                    extra.insert(key.into_owned(), value);
-                                }
-                            }
+                deserialize_object(d)
+            }
+        }
+
+        impl<'de> Object<'de> for $ty {
+            const EXPECTING: &'static str = $expecting;
+            fn read<A: MapAccess<'de>>(mut map: A) -> Result<$ty, A::Error> {
+                $(let mut $field: Option<$read> = None;)*
+                let mut extra = Map::new();
+                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                    match &*key {
+                        $($key => once(&mut map, &mut $field, $key)?,)*
+                        _ => {
+                            let value: Value = map.next_value()?;
+                            extra.insert(key.into_owned(), value);
                         }
-                        Ok($ty {
-                            $($field: match $field {
-                                Some($v) => $conv,
-                                None => $missing,
-                            },)*
-                            extra,
-                        })
                     }
                 }
-                d.deserialize_map(RecordVisitor)
+                Ok($ty {
+                    $($field: match $field {
+                        Some($v) => $conv,
+                        None => $missing,
+                    },)*
+                    extra,
+                })
             }
         }
     };
