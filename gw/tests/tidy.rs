@@ -37,6 +37,30 @@ const RULES: &[Rule] = &[
         why: "only the output layer writes to stdout or stderr",
     },
     Rule {
+        name: "terminal",
+        forbidden: &[
+            "raw_out",
+            "raw_err",
+            "__formatted(",
+            "io::stdout()",
+            "io::stderr()",
+            "Term::stdout()",
+            "Term::stderr()",
+            "ProgressDrawTarget::stderr",
+        ],
+        literals: &[],
+        allowed: &[
+            "gw/src/output/mod.rs",
+            "gw/src/output/term.rs",
+            "gw/src/output/events.rs",
+            "gw/src/output/pick.rs",
+            "gw/src/output/progress.rs",
+        ],
+        why: "text reaches a terminal only as `Shown` (foreign text escaped): the printer's \
+              raw writers and Shown's unchecked constructor are the output layer's sinks' own, \
+              and `shown!` never captures an argument by name (it would not be escaped)",
+    },
+    Rule {
         name: "clap",
         forbidden: &["clap::", "use clap"],
         literals: &[],
@@ -219,6 +243,33 @@ fn path_component(code: &str) -> bool {
     before.ends_with("join(") || before.ends_with("from(")
 }
 
+/// The arguments `shown!` format strings in `text` capture by name (`{name}`), which the
+/// macro cannot escape.
+fn shown_captures(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("shown!(") {
+        rest = &rest[i + "shown!(".len()..];
+        let literal = rest.trim_start();
+        let Some(body) = literal.strip_prefix('"') else {
+            continue;
+        };
+        let end = body.find('"').unwrap_or(body.len());
+        let fmt = body[..end].replace("{{", "");
+        let mut parts = fmt.split('{').skip(1);
+        for part in parts.by_ref() {
+            let name: String = part
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if name.starts_with(|c: char| c.is_alphabetic() || c == '_') {
+                found.push(name);
+            }
+        }
+    }
+    found
+}
+
 /// The rules `text` (the file at `rel`) breaks: `(rule, what)`.
 fn check(rel: &str, text: &str) -> Vec<(&'static str, String)> {
     let (code, literals) = code_of(text);
@@ -226,6 +277,9 @@ fn check(rel: &str, text: &str) -> Vec<(&'static str, String)> {
     // A layer's own conversions between its errors are its business; the rule is about
     // `crate::error::Error`.
     let uses_edge_error = text.contains("crate::error::");
+    for capture in shown_captures(text) {
+        out.push(("terminal", format!("`shown!` captures `{capture}`")));
+    }
     for rule in RULES {
         if rule.name == "codes" && !uses_edge_error {
             continue;
@@ -351,6 +405,26 @@ fn the_checker_finds_planted_violations() {
             "use crate::error::Error;\nfn lock_error(e: lock::Error) -> Error {}",
             "codes",
         ),
+        (
+            "gw/src/output/render/x.rs",
+            "p.raw_out.write_all(name.as_bytes())?;",
+            "terminal",
+        ),
+        (
+            "gw/src/output/render/x.rs",
+            "let _ = writeln!(std::io::stderr(), \"{name}\");",
+            "terminal",
+        ),
+        (
+            "gw/src/output/render/x.rs",
+            "p.line(Shown::__formatted(format_args!(\"{}\", name)))?;",
+            "terminal",
+        ),
+        (
+            "gw/src/output/render/x.rs",
+            "p.line(shown!(\"Workspace {name} at {}\", path))?;",
+            "terminal",
+        ),
     ];
     for (rel, text, rule) in planted {
         let found = check(rel, text);
@@ -361,6 +435,14 @@ fn the_checker_finds_planted_violations() {
     }
     // Allowed where the rule says, and never in comments, strings or tests.
     assert!(check("gw/src/output/mod.rs", "println!(\"x\");").is_empty());
+    assert!(check("gw/src/output/mod.rs", "self.raw_out.write_all(b)").is_empty());
+    assert!(
+        check(
+            "gw/src/output/render/x.rs",
+            "p.line(shown!(\"{{literal}} {} {:<8} {0}\", name, other))?;"
+        )
+        .is_empty()
+    );
     assert!(check("gw/src/home.rs", "self.root.join(\"operations\")").is_empty());
     assert!(check("gw/src/ops/x.rs", "// println!(\"x\") gix:: clap::").is_empty());
     assert!(check("gw/src/ops/x.rs", "let s = \"use gix:: and println!(\";").is_empty());

@@ -10,7 +10,7 @@ use serde_json::json;
 use grove::action::NextAction;
 use grove::error::{Code, Error};
 use grove::legacy::cleanup::{Action, Backup, Kind, Plan, Reason, RestoreReport, Status};
-use grove::output::{Json, Printer, Render, Role};
+use grove::output::{Json, Printer, Render, Role, Shown};
 
 /// What a run was asked to do (`result.mode`).
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -89,22 +89,22 @@ impl Render for MigrateReport {
         } else {
             "dry run, nothing is changed"
         };
-        p.message(Role::Plain, &format!("gw-migrate ({mode})"))?;
+        p.message(Role::Plain, Shown::text(format!("gw-migrate ({mode})")))?;
         p.message(
             Role::Plain,
-            &format!("grove dir: {}", self.grove_dir.display()),
+            Shown::text(format!("grove dir: {}", self.grove_dir.display())),
         )?;
         let roots: Vec<String> = plan.roots.iter().map(|r| r.display().to_string()).collect();
         p.message(
             Role::Plain,
-            &format!(
+            Shown::text(format!(
                 "scanned: {} tracked workspace{}, {} ({} .mcp.json file{} read)",
                 plan.workspaces,
                 plural(plan.workspaces),
                 roots.join(", "),
                 plan.checked,
                 plural(plan.checked)
-            ),
+            )),
         )?;
         for item in &plan.items {
             let what = match (item.status, item.action) {
@@ -149,31 +149,31 @@ impl Render for MigrateReport {
             if let Some(n) = note {
                 line.push_str(&format!("  ({n})"));
             }
-            p.line(&line)?;
+            p.line(Shown::text(&line))?;
         }
         let pending = plan.count(Status::Pending);
         let done = plan.count(Status::Done);
         if !self.applied && pending > 0 {
             p.message(
                 Role::Hint,
-                &format!(
+                Shown::text(format!(
                     "{pending} file{} would change; run `{}` to clean up (originals are backed up)",
                     plural(pending),
                     grove::action::shell_line(&self.command(&["--apply"], false))
-                ),
+                )),
             )?;
         } else if let Some(b) = &self.backup {
             p.message(
                 Role::Success,
-                &format!(
+                Shown::text(format!(
                     "cleaned {done} file{}; originals in {}",
                     plural(done),
                     b.path.display()
-                ),
+                )),
             )?;
             p.message(
                 Role::Hint,
-                &format!("undo with `gw-migrate restore {}`", b.id),
+                Shown::text(format!("undo with `gw-migrate restore {}`", b.id)),
             )?;
         } else {
             p.message(Role::Success, "nothing to clean up")?;
@@ -329,16 +329,16 @@ impl Render for RestoreView {
             if let Some(d) = &f.detail {
                 line.push_str(&format!("  ({d})"));
             }
-            p.line(&line)?;
+            p.line(Shown::text(&line))?;
         }
         if self.report.failure.is_none() {
             p.message(
                 Role::Success,
-                &format!(
+                Shown::text(format!(
                     "restored backup {} ({})",
                     self.report.id,
                     self.report.backup.display()
-                ),
+                )),
             )?;
         }
         Ok(())

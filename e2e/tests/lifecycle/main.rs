@@ -13,6 +13,7 @@ mod delete;
 mod doctor;
 mod durability;
 mod errors;
+mod escapes;
 mod every_command;
 mod from_go;
 mod go_commands;

@@ -6,12 +6,15 @@ use std::time::Instant;
 
 use super::progress::Live;
 use super::style::{self, Role};
+use super::term::{Shown, escape};
 use crate::ops::{Events, Label, Task};
+use crate::shown;
 
 /// Writes events to stderr. On a terminal (in machine mode too: stdout carries the
 /// envelope, stderr is the person's) progress is drawn live, one line per repository; with
 /// `--verbose` off a terminal it is written as plain lines; otherwise it is not shown.
-/// Output from hooks and repository commands always appears.
+/// Output from hooks and repository commands always appears, as the program wrote it (it
+/// is the user's own); the names and messages around it are escaped (`term`).
 pub struct StderrEvents {
     draw: Draw,
     color: bool,
@@ -45,7 +48,12 @@ impl StderrEvents {
         }
     }
 
-    fn line(&self, line: &str) {
+    fn line(&self, line: &Shown) {
+        self.write_line(line.as_str());
+    }
+
+    /// Writes `line` as it is: [`Shown`] text, or a line of a hook's output.
+    fn write_line(&self, line: &str) {
         match &self.draw {
             Draw::Live(live) => live.println(line),
             _ => {
@@ -53,24 +61,24 @@ impl StderrEvents {
             }
         }
     }
+
+    fn dim(&self, text: Shown) -> Shown {
+        style::paint(self.color, Role::Dim, &text)
+    }
 }
 
 impl Events for StderrEvents {
     fn progress(&self, message: &str) {
         match &self.draw {
-            Draw::Live(live) => live.headline(message),
-            Draw::Lines(_) => self.line(&style::paint(
-                self.color,
-                Role::Dim,
-                &format!("… {message}"),
-            )),
+            Draw::Live(live) => live.headline(&escape(message)),
+            Draw::Lines(_) => self.line(&self.dim(shown!("… {}", message))),
             Draw::Off => {}
         }
     }
 
     fn task(&self, repo: &str, task: Task<'_>) {
         match &self.draw {
-            Draw::Live(live) => live.task(repo, task),
+            Draw::Live(live) => live.task(&escape(repo), task),
             Draw::Lines(started) => {
                 let mut started = started.lock().unwrap_or_else(|e| e.into_inner());
                 match task {
@@ -78,11 +86,7 @@ impl Events for StderrEvents {
                         started.retain(|(r, _, _)| r != repo);
                         started.push((repo.to_string(), step.to_string(), Instant::now()));
                         drop(started);
-                        self.line(&style::paint(
-                            self.color,
-                            Role::Dim,
-                            &format!("… {repo}: {step}"),
-                        ));
+                        self.line(&self.dim(shown!("… {}: {}", repo, step)));
                     }
                     Task::Count { .. } => {}
                     Task::Done { ok } => {
@@ -93,11 +97,8 @@ impl Events for StderrEvents {
                         drop(started);
                         let secs = at.elapsed().as_secs_f64();
                         let how = if ok { "done" } else { "failed" };
-                        self.line(&style::paint(
-                            self.color,
-                            Role::Dim,
-                            &format!("… {repo}: {step} {how} ({secs:.1}s)"),
-                        ));
+                        let secs = format!("{secs:.1}");
+                        self.line(&self.dim(shown!("… {}: {} {} ({}s)", repo, step, how, secs)));
                     }
                 }
             }
@@ -106,13 +107,13 @@ impl Events for StderrEvents {
     }
 
     fn output(&self, prefix: &str, line: &str) {
-        let prefix = style::paint(self.color, Role::Hint, prefix);
-        self.line(&format!("{prefix}{line}"));
+        let prefix = style::paint(self.color, Role::Hint, &Shown::text(prefix));
+        self.write_line(&format!("{prefix}{line}"));
     }
 
     fn process_output(&self, label: &Label<'_>, line: &str) {
-        let name = format!("{:<w$} |", label.name, w = label.width);
+        let name = Shown::text(format!("{:<w$} |", label.name, w = label.width));
         let prefix = style::paint_nth(self.color, label.index, &name);
-        self.line(&format!("{prefix} {line}"));
+        self.write_line(&format!("{prefix} {line}"));
     }
 }

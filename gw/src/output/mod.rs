@@ -14,15 +14,18 @@ mod progress;
 pub mod render;
 mod style;
 mod table;
+pub mod term;
 
 pub use envelope::{Envelope, ErrorBody, SCHEMA_VERSION, envelope_error, envelope_ok};
 pub use events::StderrEvents;
 pub use style::Role;
+pub use term::{Show, Shown};
 
 use std::io::{self, IsTerminal, Write};
 
 use crate::action::NextAction;
 use crate::error::{Code, Error};
+use crate::shown;
 
 /// `--color`: whether human output is coloured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,8 +184,10 @@ pub struct Printer {
     width: Option<usize>,
     color_out: bool,
     color_err: bool,
-    out: Box<dyn Write>,
-    err: Box<dyn Write>,
+    /// stdout and stderr as they are: written only by this file's methods (tidy:
+    /// `terminal`), text only as [`Shown`].
+    raw_out: Box<dyn Write>,
+    raw_err: Box<dyn Write>,
 }
 
 impl Printer {
@@ -206,8 +211,8 @@ impl Printer {
             width,
             color_out: text && color.enabled(out_is_terminal),
             color_err: text && color.enabled(err_is_terminal),
-            out: Box::new(io::stdout()),
-            err: Box::new(io::stderr()),
+            raw_out: Box::new(io::stdout()),
+            raw_err: Box::new(io::stderr()),
         }
     }
 
@@ -225,50 +230,74 @@ impl Printer {
             width: None,
             color_out: false,
             color_err: false,
-            out,
-            err,
+            raw_out: out,
+            raw_err: err,
         }
     }
 
-    /// Data output.
-    pub fn out(&mut self) -> &mut dyn Write {
-        &mut *self.out
+    /// Where JSON and other exact bytes go: the output layer's own writers only (tidy:
+    /// `terminal`).
+    fn raw_out(&mut self) -> &mut dyn Write {
+        &mut *self.raw_out
     }
 
     /// Writes a line of data to stdout.
-    pub fn line(&mut self, s: &str) -> io::Result<()> {
-        writeln!(self.out, "{s}")
+    pub fn line(&mut self, s: impl Into<Shown>) -> io::Result<()> {
+        let s = s.into();
+        writeln!(self.raw_out, "{}", s.as_str())
+    }
+
+    /// Writes text to stdout as it is (no newline added).
+    pub fn print(&mut self, s: impl Into<Shown>) -> io::Result<()> {
+        self.raw_out.write_all(s.into().as_str().as_bytes())
     }
 
     /// Styles `text` for stdout.
-    pub fn paint(&self, role: Role, text: &str) -> String {
-        style::paint(self.color_out, role, text)
+    pub fn paint(&self, role: Role, text: impl Show) -> Shown {
+        style::paint(self.color_out, role, &Shown::text(text))
     }
 
     /// Styles `text` for stderr.
-    pub fn paint_err(&self, role: Role, text: &str) -> String {
-        style::paint(self.color_err, role, text)
+    pub fn paint_err(&self, role: Role, text: impl Show) -> Shown {
+        style::paint(self.color_err, role, &Shown::text(text))
     }
 
     /// A message on stderr (`✓ created …`).
-    pub fn message(&mut self, role: Role, text: &str) -> io::Result<()> {
+    pub fn message(&mut self, role: Role, text: impl Into<Shown>) -> io::Result<()> {
+        let text = text.into();
+        let mark = |m: &'static str| style::paint(self.color_err, role, &Shown::from(m));
         let line = match role {
-            Role::Success => format!("{} {text}", style::paint(self.color_err, role, "✓")),
-            Role::Warning => format!("{} {text}", style::paint(self.color_err, role, "warning:")),
-            Role::Error => format!("{} {text}", style::paint(self.color_err, role, "error:")),
-            Role::Hint => format!("{} {text}", style::paint(self.color_err, role, "hint:")),
-            _ => text.to_string(),
+            Role::Success => shown!("{} {}", mark("✓"), text),
+            Role::Warning => shown!("{} {}", mark("warning:"), text),
+            Role::Error => shown!("{} {}", mark("error:"), text),
+            Role::Hint => shown!("{} {}", mark("hint:"), text),
+            _ => text,
         };
-        writeln!(self.err, "{line}")
+        writeln!(self.raw_err, "{}", line.as_str())
     }
 
-    /// Raw text on stdout, no newline added.
-    pub fn raw(&mut self, s: &str) -> io::Result<()> {
-        self.out.write_all(s.as_bytes())
+    /// A program grove generated (a completion script, the shell integration, clap's help
+    /// text), written to stdout byte for byte: it is meant for a shell, not escaped.
+    pub fn script(&mut self, s: &str) -> io::Result<()> {
+        self.raw_out.write_all(s.as_bytes())
+    }
+
+    /// A JSON value on stdout, pretty-printed: a legacy data format (`-o json`), exact.
+    pub fn json_pretty(&mut self, v: &impl serde::Serialize) -> io::Result<()> {
+        let mut s = serde_json::to_string_pretty(v).map_err(io::Error::from)?;
+        s.push('\n');
+        self.raw_out.write_all(s.as_bytes())
+    }
+
+    /// A JSON value on one line of stdout (`-o jsonl`), exact.
+    pub fn json_line(&mut self, v: &impl serde::Serialize) -> io::Result<()> {
+        let mut s = serde_json::to_string(v).map_err(io::Error::from)?;
+        s.push('\n');
+        self.raw_out.write_all(s.as_bytes())
     }
 
     /// An aligned table on stdout, fitted to the terminal.
-    pub fn table(&mut self, headers: &[&str], rows: &[Vec<String>]) -> io::Result<()> {
+    pub fn table(&mut self, headers: &[&'static str], rows: &[Vec<Shown>]) -> io::Result<()> {
         self.table_keeping(headers, rows, &[])
     }
 
@@ -276,8 +305,8 @@ impl Printer {
     /// does not fit without that, each row is shown as a list of `Header: value` lines.
     pub fn table_keeping(
         &mut self,
-        headers: &[&str],
-        rows: &[Vec<String>],
+        headers: &[&'static str],
+        rows: &[Vec<Shown>],
         whole: &[usize],
     ) -> io::Result<()> {
         let text = table::Table {
@@ -288,12 +317,12 @@ impl Printer {
             whole,
         }
         .render();
-        self.out.write_all(text.as_bytes())
+        self.raw_out.write_all(text.as_bytes())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()?;
-        self.err.flush()
+        self.raw_out.flush()?;
+        self.raw_err.flush()
     }
 }
 
@@ -307,19 +336,19 @@ pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
         Mode::Json => {
             let warnings = r.warnings();
             for w in &warnings {
-                let _ = p.message(Role::Warning, w);
+                let _ = p.message(Role::Warning, Shown::block(w));
             }
             let doc = match failure {
                 None => {
                     let result = r.result();
                     if result.infallible() {
-                        let written = write_ok(p.out(), &result, &warnings, &r.next_actions());
+                        let written = write_ok(p.raw_out(), &result, &warnings, &r.next_actions());
                         return finish(p, written).unwrap_or(code);
                     }
                     // Rendered whole before anything is written: a result that cannot be
                     // shown (a path that is not UTF-8) is an error, not half a document.
                     let result = match render_ok(&result, &warnings, &r.next_actions()) {
-                        Ok(doc) => p.out().write_all(&doc),
+                        Ok(doc) => p.raw_out().write_all(&doc),
                         Err(e) => return emit_unlocked(p, &unshowable(&e)),
                     };
                     return finish(p, result).unwrap_or(code);
@@ -350,7 +379,7 @@ pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
             let warnings = r
                 .warnings()
                 .into_iter()
-                .try_for_each(|w| p.message(Role::Warning, &w));
+                .try_for_each(|w| p.message(Role::Warning, Shown::block(&w)));
             let failed = match failure {
                 Some(e) => text_error(p, e),
                 None => Ok(()),
@@ -443,12 +472,12 @@ fn emit_unlocked(p: &mut Printer, e: &Error) -> u8 {
 fn text_error(p: &mut Printer, e: &Error) -> io::Result<()> {
     if e.code == Code::Cancelled {
         // Like gh: a prompt left with Esc or Ctrl-C is not an error worth shouting about.
-        let note = p.paint_err(Role::Dim, &e.message);
-        return writeln!(p.err, "{note}");
+        let note = style::paint(p.color_err, Role::Dim, &Shown::block(&e.message));
+        return p.message(Role::Plain, note);
     }
-    p.message(Role::Error, &e.message)?;
+    p.message(Role::Error, Shown::block(&e.message))?;
     if let Some(fix) = &e.fix {
-        p.message(Role::Hint, fix)?;
+        p.message(Role::Hint, Shown::block(fix))?;
     }
     if e.code == Code::Internal {
         p.message(Role::Hint, "this is a bug in gw, please report it")?;
@@ -460,7 +489,7 @@ fn text_error(p: &mut Printer, e: &Error) -> io::Result<()> {
 /// `jq` pretty-prints) through a large buffer: stdout's own is a line buffer of 1 KiB,
 /// which would turn a megabyte-sized `gw list` result into a thousand writes.
 fn write_json(p: &mut Printer, doc: &Envelope) -> io::Result<()> {
-    let mut w = io::BufWriter::with_capacity(64 * 1024, p.out());
+    let mut w = io::BufWriter::with_capacity(64 * 1024, p.raw_out());
     serde_json::to_writer(&mut w, doc).map_err(io::Error::from)?;
     w.write_all(b"\n")?;
     w.flush()
@@ -524,7 +553,7 @@ fn finish(p: &mut Printer, result: io::Result<()>) -> Option<u8> {
 
 /// Writes bytes to stdout as they are (completion scripts and candidates).
 pub fn emit_bytes(p: &mut Printer, bytes: &[u8]) -> u8 {
-    let result = p.out.write_all(bytes);
+    let result = p.raw_out.write_all(bytes);
     finish(p, result);
     0
 }
@@ -538,9 +567,9 @@ pub fn emit_help(p: &mut Printer, text: &str) -> u8 {
             let help = Json::of(render::Help {
                 help: text.to_string(),
             });
-            render_ok(&help, &[], &[]).and_then(|doc| p.out().write_all(&doc))
+            render_ok(&help, &[], &[]).and_then(|doc| p.raw_out().write_all(&doc))
         }
-        Mode::Text => p.raw(text),
+        Mode::Text => p.script(text),
     };
     finish(p, result).unwrap_or(0)
 }
@@ -561,7 +590,10 @@ pub fn emit_parse_failure(p: &mut Printer, e: &ParseFailure, program: &str) -> u
         return emit_help(p, &e.rendered);
     }
     if p.mode == Mode::Text {
-        let _ = writeln!(io::stderr(), "{}", e.rendered.trim_end());
+        // The parser's text echoes the arguments, which may hold anything.
+        let shown = Shown::block(e.rendered.trim_end());
+        let _ = p.message(Role::Plain, shown);
+        let _ = p.flush();
         return Code::Usage.exit_code();
     }
     let message = e

@@ -10,6 +10,8 @@
 //! too, so a Ctrl-C typed before the prompt reads its first key arrives as a key. The terminal is left as it was on every way out: the prompt restores the cursor
 //! and the terminal modes when it ends (answered, cancelled or failed), and the panic hook
 //! calls [`restore_terminal`].
+//!
+//! Prompts and items name things read from files and git: they are drawn escaped (`term`).
 
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
@@ -20,6 +22,7 @@ use rustix::termios::{LocalModes, OptionalActions, Termios, tcgetattr, tcsetattr
 use inquire::ui::RenderConfig;
 use inquire::{InquireError, MultiSelect, Select, Text};
 
+use super::term::{escape, is_unsafe};
 use crate::error::{Code, Error, Result};
 
 /// A prompt is on the screen (so a panic must bring the cursor back).
@@ -115,8 +118,9 @@ const MANY_HELP: &str =
 pub fn one(prompt: &str, items: &[String], default: usize) -> Result<usize> {
     let options = Item::all(items);
     let start = default.min(items.len().saturating_sub(1));
+    let prompt = escape(prompt);
     ask(|config| {
-        Select::new(prompt, options)
+        Select::new(&prompt, options)
             .with_render_config(config)
             .with_starting_cursor(start)
             .with_help_message(FILTER_HELP)
@@ -130,8 +134,9 @@ pub fn one(prompt: &str, items: &[String], default: usize) -> Result<usize> {
 /// cancels.
 pub fn many(prompt: &str, items: &[String]) -> Result<Vec<usize>> {
     let options = Item::all(items);
+    let prompt = escape(prompt);
     let chosen = ask(|config| {
-        MultiSelect::new(prompt, options)
+        MultiSelect::new(&prompt, options)
             .with_render_config(config)
             .with_help_message(MANY_HELP)
             .with_page_size(page_size())
@@ -146,11 +151,13 @@ pub fn many(prompt: &str, items: &[String]) -> Result<Vec<usize>> {
 
 /// A line of text, with a default.
 pub fn text(prompt: &str, default: &str) -> Result<String> {
+    let prompt = escape(prompt);
     ask(|config| {
-        let mut input = Text::new(prompt)
+        let mut input = Text::new(&prompt)
             .with_render_config(config)
             .with_help_message("enter to accept, esc to cancel");
-        if !default.is_empty() {
+        // A default is typed in as it is; one that cannot be shown is not offered.
+        if !default.is_empty() && !default.chars().any(is_unsafe) {
             input = input.with_default(default);
         }
         input.prompt()
@@ -163,7 +170,8 @@ pub fn confirm(prompt: &str) -> Result<bool> {
     use console::Key;
     let term = console::Term::stderr();
     let plain = PLAIN.load(Ordering::Relaxed);
-    let paint = |role, text: &str| super::style::paint(!plain, role, text);
+    let paint = |role, text: &'static str| super::style::paint(!plain, role, &text.into());
+    let prompt = escape(prompt);
     let answer = guarded(|| -> std::io::Result<Option<bool>> {
         term.write_str(&format!(
             "{} {prompt} {} ",
@@ -205,7 +213,7 @@ impl Item {
             .enumerate()
             .map(|(index, label)| Item {
                 index,
-                label: label.clone(),
+                label: escape(label).into_owned(),
             })
             .collect()
     }

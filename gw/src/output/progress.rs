@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::term::escape;
 use crate::ops::Task;
 
 /// How often spinners turn and elapsed times update.
@@ -35,7 +36,8 @@ impl Live {
         }
     }
 
-    /// The operation's current step, above the repositories.
+    /// The operation's current step, above the repositories. `message` and the names
+    /// given to [`Live::task`] are escaped already; a step and git's counts are escaped here.
     pub fn headline(&self, message: &str) {
         let mut inner = self.lock();
         match &inner.headline {
@@ -75,7 +77,7 @@ impl Live {
                 bar.set_prefix(format!("{repo:<w$}"));
                 bar.set_length(0);
                 bar.set_position(0);
-                bar.set_message(step.to_string());
+                bar.set_message(escape(step).into_owned());
             }
             Task::Count { what, done, total } => {
                 let Some((_, bar)) = inner.repos.iter().find(|(n, _)| n == repo) else {
@@ -91,7 +93,7 @@ impl Live {
                     }
                     None => bar.set_position(done),
                 }
-                let what = what.to_lowercase();
+                let what = escape(&what.to_lowercase()).into_owned();
                 if bar.message() != what {
                     bar.set_message(what);
                 }

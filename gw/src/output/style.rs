@@ -2,6 +2,8 @@
 
 use anstyle::{AnsiColor, Style};
 
+use super::Shown;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
     Plain,
@@ -27,12 +29,13 @@ fn style(role: Role) -> Style {
     }
 }
 
-pub fn paint(color: bool, role: Role, text: &str) -> String {
+/// `text` in `role`'s style when `color` is on.
+pub fn paint(color: bool, role: Role, text: &Shown) -> Shown {
     if !color || role == Role::Plain {
-        return text.to_string();
+        return text.clone();
     }
     let s = style(role);
-    format!("{}{text}{}", s.render(), s.render_reset())
+    Shown::painted(s.render(), text, s.render_reset())
 }
 
 /// Colours that tell side-by-side processes apart (`gw run`), picked by position.
@@ -46,10 +49,10 @@ const PALETTE: [AnsiColor; 6] = [
 ];
 
 /// `text` in the `n`th palette colour.
-pub fn paint_nth(color: bool, n: usize, text: &str) -> String {
+pub fn paint_nth(color: bool, n: usize, text: &Shown) -> Shown {
     if !color {
-        return text.to_string();
+        return text.clone();
     }
     let s = PALETTE[n % PALETTE.len()].on_default();
-    format!("{}{text}{}", s.render(), s.render_reset())
+    Shown::painted(s.render(), text, s.render_reset())
 }

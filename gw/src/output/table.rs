@@ -8,6 +8,7 @@
 
 use console::{measure_text_width as width, truncate_str};
 
+use super::Shown;
 use super::style::{self, Role};
 
 /// Space between columns.
@@ -17,8 +18,8 @@ const MIN_COLUMN: usize = 10;
 
 /// A table to render.
 pub struct Table<'a> {
-    pub headers: &'a [&'a str],
-    pub rows: &'a [Vec<String>],
+    pub headers: &'a [&'static str],
+    pub rows: &'a [Vec<Shown>],
     /// Bold headers.
     pub color: bool,
     /// The terminal's width; `None` renders at natural width.
@@ -33,7 +34,7 @@ impl Table<'_> {
         let mut natural: Vec<usize> = self.headers.iter().map(|h| width(h)).collect();
         for row in self.rows {
             for (i, cell) in row.iter().enumerate().take(cols) {
-                natural[i] = natural[i].max(width(cell));
+                natural[i] = natural[i].max(width(cell.as_str()));
             }
         }
         let widths = match self.width {
@@ -44,10 +45,10 @@ impl Table<'_> {
             None => natural,
         };
         let mut out = String::new();
-        let header: Vec<String> = self
+        let header: Vec<Shown> = self
             .headers
             .iter()
-            .map(|h| style::paint(self.color, Role::Header, h))
+            .map(|&h| style::paint(self.color, Role::Header, &h.into()))
             .collect();
         line(&mut out, &header, &widths);
         for row in self.rows {
@@ -66,7 +67,7 @@ impl Table<'_> {
                 out.push('\n');
             }
             if let Some(first) = row.first() {
-                let head = style::paint(self.color, Role::Header, self.headers[0]);
+                let head = style::paint(self.color, Role::Header, &self.headers[0].into());
                 out.push_str(&format!("{head}: {first}\n"));
             }
             let indent = 2 + label + 1;
@@ -74,8 +75,8 @@ impl Table<'_> {
             for (h, cell) in self.headers.iter().zip(row).skip(1) {
                 let name = format!("{h}:");
                 let pad = " ".repeat(label.saturating_sub(width(&name)));
-                let name = style::paint(self.color, Role::Dim, &name);
-                for (i, part) in wrap(cell, room).iter().enumerate() {
+                let name = style::paint(self.color, Role::Dim, &Shown::text(&name));
+                for (i, part) in wrap(cell.as_str(), room).iter().enumerate() {
                     if i == 0 {
                         out.push_str(&format!("  {name}{pad} {part}\n"));
                     } else {
@@ -138,13 +139,14 @@ fn fit(natural: &[usize], headers: &[&str], whole: &[usize], limit: usize) -> Op
 
 /// One line of cells, each padded (or truncated with `…`) to its column's width; the last
 /// is not padded, so no line ends in spaces.
-fn line(out: &mut String, cells: &[String], widths: &[usize]) {
+fn line(out: &mut String, cells: &[Shown], widths: &[usize]) {
     let last = cells.len().min(widths.len()).saturating_sub(1);
     for (i, (cell, &w)) in cells.iter().zip(widths).enumerate() {
+        let cell = cell.as_str();
         let shown = if width(cell) > w {
             truncate_str(cell, w, "…")
         } else {
-            std::borrow::Cow::Borrowed(cell.as_str())
+            std::borrow::Cow::Borrowed(cell)
         };
         out.push_str(&shown);
         if i < last {
@@ -158,15 +160,15 @@ fn line(out: &mut String, cells: &[String], widths: &[usize]) {
 mod tests {
     use super::*;
 
-    fn rows(r: &[&[&str]]) -> Vec<Vec<String>> {
+    fn rows(r: &[&[&str]]) -> Vec<Vec<Shown>> {
         r.iter()
-            .map(|r| r.iter().map(|c| c.to_string()).collect())
+            .map(|r| r.iter().map(Shown::text).collect())
             .collect()
     }
 
     fn table<'a>(
-        h: &'a [&'a str],
-        r: &'a [Vec<String>],
+        h: &'a [&'static str],
+        r: &'a [Vec<Shown>],
         color: bool,
         w: Option<usize>,
     ) -> Table<'a> {
@@ -188,7 +190,7 @@ mod tests {
 
     #[test]
     fn colour_and_wide_characters_do_not_shift_columns() {
-        let bold = style::paint(true, Role::Name, "feat");
+        let bold = style::paint(true, Role::Name, &"feat".into());
         let r = vec![vec![bold, "main".into()], vec!["日本語".into(), "x".into()]];
         let t = table(&["Name", "Branch"], &r, true, None).render();
         let plain = console::strip_ansi_codes(&t);

@@ -63,6 +63,10 @@ pub struct Plugin {
 pub struct PluginListReport {
     pub plugins: Vec<Plugin>,
     pub count: usize,
+    /// Executables named `gw-…` that cannot run as plugins (their name is not a plugin
+    /// name), so that one is not silently missing.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// What `plugin install` or `plugin remove` did.
@@ -239,6 +243,7 @@ fn levenshtein(a: &str, b: &str) -> usize {
 /// listed once, where `gw` would run it from).
 pub fn list(ctx: &Ctx<'_>) -> Result<PluginListReport> {
     let mut plugins: Vec<Plugin> = Vec::new();
+    let mut warnings = Vec::new();
     let dirs = std::iter::once((ctx.home.plugins(), Origin::Installed))
         .chain(path_dirs(ctx).into_iter().map(|d| (d, Origin::Path)));
     for (dir, origin) in dirs {
@@ -248,10 +253,21 @@ pub fn list(ctx: &Ctx<'_>) -> Result<PluginListReport> {
         let mut found: Vec<Plugin> = entries
             .filter_map(|e| e.ok())
             .filter_map(|e| {
-                let file = e.file_name().into_string().ok()?;
-                let name = file.strip_prefix("gw-")?.to_string();
-                (check_name(&name).is_ok() && is_executable(&e.path())).then(|| Plugin {
-                    name,
+                let file = e.file_name();
+                let name = file.as_encoded_bytes().strip_prefix(b"gw-")?;
+                if !is_executable(&e.path()) {
+                    return None;
+                }
+                let name = std::str::from_utf8(name).ok().filter(|n| check_name(n).is_ok());
+                let Some(name) = name else {
+                    warnings.push(format!(
+                        "`{}` cannot run as a plugin: a plugin name is one word of letters, digits, `-`, `_` and `.`",
+                        e.path().display()
+                    ));
+                    return None;
+                };
+                Some(Plugin {
+                    name: name.to_string(),
                     path: e.path(),
                     source: origin,
                 })
@@ -265,6 +281,7 @@ pub fn list(ctx: &Ctx<'_>) -> Result<PluginListReport> {
     Ok(PluginListReport {
         count: plugins.len(),
         plugins,
+        warnings,
     })
 }
 

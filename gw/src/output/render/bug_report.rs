@@ -5,7 +5,8 @@ use std::io;
 use super::value;
 use crate::action::NextAction;
 use crate::ops::bug_report::BugReport;
-use crate::output::{Json, Printer, Render, Role};
+use crate::output::{Json, Printer, Render, Role, Shown};
+use crate::shown;
 
 impl Render for BugReport {
     fn result(&self) -> Json<'_> {
@@ -25,10 +26,10 @@ impl Render for BugReport {
             }
             return Ok(());
         }
-        p.raw(&self.markdown)?;
+        p.print(Shown::block(&self.markdown))?;
         p.message(
             Role::Hint,
-            &format!(
+            shown!(
                 "open a new issue at {}/issues/new and paste this report (secrets are redacted; `--redact-home` hides your home directory)",
                 crate::ops::bug_report::REPOSITORY
             ),

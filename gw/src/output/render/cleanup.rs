@@ -9,7 +9,8 @@ use crate::action::NextAction;
 use crate::error::Error;
 use crate::ops::doctor::{DoctorReport, Issue};
 use crate::ops::prune::{Candidate, PruneBranchesReport, PruneReport};
-use crate::output::{DataFormat, Json, Printer, Render, Role};
+use crate::output::{DataFormat, Json, Printer, Render, Role, Shown};
+use crate::shown;
 
 // ---- prune ----
 
@@ -45,24 +46,26 @@ impl Render for PruneReport {
         if self.workspaces.is_empty() {
             return p.message(
                 Role::Plain,
-                &format!(
+                shown!(
                     "No workspaces to prune (none older than {} or missing)",
                     self.min_age
                 ),
             );
         }
-        let rows: Vec<Vec<String>> = self
+        let rows: Vec<Vec<Shown>> = self
             .workspaces
             .iter()
             .map(|c| {
                 vec![
                     p.paint(Role::Name, &c.name),
-                    c.branch.clone(),
-                    c.recorded_created_at.chars().take(10).collect(),
-                    c.age_days
-                        .map(|d| format!("{d}d"))
-                        .unwrap_or_else(|| "?".into()),
-                    note(c),
+                    Shown::text(&c.branch),
+                    Shown::text(c.recorded_created_at.chars().take(10).collect::<String>()),
+                    Shown::text(
+                        c.age_days
+                            .map(|d| format!("{d}d"))
+                            .unwrap_or_else(|| "?".into()),
+                    ),
+                    Shown::text(note(c)),
                 ]
             })
             .collect();
@@ -122,16 +125,24 @@ impl Render for PruneBranchesReport {
         if self.branches.is_empty() {
             return p.message(Role::Plain, "No branches to prune");
         }
-        let rows: Vec<Vec<String>> = self
+        let rows: Vec<Vec<Shown>> = self
             .branches
             .iter()
             .map(|b| {
-                let mut row = vec![b.repo.clone(), b.branch.clone(), b.reason.clone()];
+                let mut row = vec![
+                    Shown::text(&b.repo),
+                    Shown::text(&b.branch),
+                    Shown::text(&b.reason),
+                ];
                 if self.applied {
-                    row.push(match (b.outcome.map(|o| o.as_str()), &b.detail) {
-                        (Some("failed"), d) => format!("FAILED: {}", d.as_deref().unwrap_or("")),
-                        (o, _) => o.unwrap_or("").to_string(),
-                    });
+                    row.push(Shown::text(
+                        match (b.outcome.map(|o| o.as_str()), &b.detail) {
+                            (Some("failed"), d) => {
+                                format!("FAILED: {}", d.as_deref().unwrap_or(""))
+                            }
+                            (o, _) => o.unwrap_or("").to_string(),
+                        },
+                    ));
                 }
                 row
             })
@@ -194,18 +205,18 @@ impl Render for DoctorReport {
         if self.issues.is_empty() {
             return p.message(Role::Success, "All workspaces healthy");
         }
-        let rows: Vec<Vec<String>> = self
+        let rows: Vec<Vec<Shown>> = self
             .issues
             .iter()
             .map(|i| {
                 let mut row = vec![
-                    dash(&i.workspace),
-                    dash(&i.repo),
-                    i.issue.clone(),
-                    i.suggested_action.clone(),
+                    Shown::text(dash(&i.workspace)),
+                    Shown::text(dash(&i.repo)),
+                    Shown::text(&i.issue),
+                    Shown::text(&i.suggested_action),
                 ];
                 if self.fix {
-                    row.push(result_cell(i));
+                    row.push(Shown::text(result_cell(i)));
                 }
                 row
             })
@@ -219,9 +230,11 @@ impl Render for DoctorReport {
             )?;
             p.message(
                 Role::Plain,
-                &format!(
+                shown!(
                     "{} fixed, {} left, {} failed",
-                    self.fixed, self.left, self.failed
+                    self.fixed,
+                    self.left,
+                    self.failed
                 ),
             )
         } else {

@@ -15,6 +15,7 @@ use crate::ops::reset::ResetReport;
 use crate::ops::sync::{RepoSync, SyncReport};
 use crate::ops::{Outcome, RepoResult};
 use crate::output::{Json, Printer, Render, Role};
+use crate::shown;
 
 fn role(o: Outcome) -> Role {
     match o {
@@ -25,11 +26,11 @@ fn role(o: Outcome) -> Role {
 }
 
 fn repo_line(p: &mut Printer, r: &RepoResult) -> io::Result<()> {
-    let mut line = format!("{}: {}", r.repo, r.outcome.as_str().replace('_', " "));
+    let mut line = shown!("{}: {}", r.repo, r.outcome.as_str().replace('_', " "));
     if let Some(d) = &r.detail {
-        line.push_str(&format!(" ({d})"));
+        line.push(shown!(" ({})", d));
     }
-    p.message(role(r.outcome), &line)
+    p.message(role(r.outcome), line)
 }
 
 fn sync_text(p: &mut Printer, repos: &[RepoSync]) -> io::Result<()> {
@@ -39,10 +40,10 @@ fn sync_text(p: &mut Printer, repos: &[RepoSync]) -> io::Result<()> {
         .filter(|r| !matches!(r.outcome(), Outcome::Skipped | Outcome::Failed))
     {
         let line = match (&r.result.outcome, &r.result.detail) {
-            (_, Some(d)) => format!("{}: {d}", r.result.repo),
-            (o, None) => format!("{}: {}", r.result.repo, o.as_str()),
+            (_, Some(d)) => shown!("{}: {}", r.result.repo, d),
+            (o, None) => shown!("{}: {}", r.result.repo, o.as_str()),
         };
-        p.message(role(r.outcome()), &line)?;
+        p.message(role(r.outcome()), line)?;
     }
     Ok(())
 }
@@ -102,8 +103,9 @@ impl Render for AddRepoReport {
         if added > 0 {
             p.message(
                 Role::Success,
-                &format!(
-                    "Added {added} repositor{} to {}",
+                shown!(
+                    "Added {} repositor{} to {}",
+                    added,
                     if added == 1 { "y" } else { "ies" },
                     self.workspace
                 ),
@@ -150,7 +152,7 @@ impl Render for RenameReport {
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         p.message(
             Role::Success,
-            &format!(
+            shown!(
                 "Workspace {} renamed to {} at {}",
                 self.from,
                 self.name,
@@ -160,7 +162,7 @@ impl Render for RenameReport {
         if let Some(cwd) = &self.cwd_moved_to {
             p.message(
                 Role::Hint,
-                &format!(
+                shown!(
                     "your shell is still in the old directory: `cd {}`",
                     crate::proc::shell_quote(&cwd.to_string_lossy())
                 ),

@@ -15,39 +15,44 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{Json, Printer, Render};
+use super::{Json, Printer, Render, Shown};
+use crate::shown;
 
 pub(super) fn value<'a, T: Serialize + 'a>(t: T) -> Json<'a> {
     Json::of(t)
 }
 
 pub(super) fn json_pretty(p: &mut Printer, v: &impl Serialize) -> io::Result<()> {
-    let mut s = serde_json::to_string_pretty(v).expect("reports serialise");
-    s.push('\n');
-    p.raw(&s)
+    p.json_pretty(v)
 }
 
 pub(super) fn json_line(p: &mut Printer, v: &impl Serialize) -> io::Result<()> {
-    let mut s = serde_json::to_string(v).expect("reports serialise");
-    s.push('\n');
-    p.raw(&s)
+    p.json_line(v)
 }
 
-pub(super) fn tsv(p: &mut Printer, header: &[&str], rows: &[Vec<String>]) -> io::Result<()> {
-    p.line(&header.join("\t"))?;
+/// `-o tsv`: a header line and a line per row, cells separated by tabs. A tab or a newline
+/// in a cell becomes a space; any other control character is escaped as everywhere else.
+pub(super) fn tsv(
+    p: &mut Printer,
+    header: &[&'static str],
+    rows: &[Vec<String>],
+) -> io::Result<()> {
+    let header: Vec<Shown> = header.iter().map(|&h| Shown::from(h)).collect();
+    p.line(Shown::join(header, "\t"))?;
     for r in rows {
-        let cells: Vec<String> = r.iter().map(|c| c.replace(['\t', '\n'], " ")).collect();
-        p.line(&cells.join("\t"))?;
+        let cells = r.iter().map(|c| Shown::text(c.replace(['\t', '\n'], " ")));
+        p.line(Shown::join(cells, "\t"))?;
     }
     Ok(())
 }
 
+/// `-o name`, `-o path`: one item per line, escaped.
 pub(super) fn lines<'a>(
     p: &mut Printer,
     items: impl IntoIterator<Item = &'a str>,
 ) -> io::Result<()> {
     for i in items {
-        p.line(i)?;
+        p.line(Shown::text(i))?;
     }
     Ok(())
 }
@@ -70,7 +75,7 @@ impl Render for Script {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
-        p.raw(&self.script)
+        p.script(&self.script)
     }
 }
 
@@ -97,10 +102,10 @@ impl Render for Planned {
             // Piped (`gw plan … | gw apply -`) or saved to a file: the document itself.
             return json_pretty(p, d);
         }
-        let title = format!("Plan: {} {}", d.kind.command(), d.workspace);
-        p.line(&p.paint(super::Role::Header, &title))?;
+        let title = shown!("Plan: {} {}", d.kind.command(), d.workspace);
+        p.line(p.paint(super::Role::Header, title))?;
         for (i, c) in d.changes.iter().enumerate() {
-            let mut line = format!("{:>3}. {}", i + 1, c.action);
+            let mut line = shown!("{:>3}. {}", i + 1, c.action);
             for part in [
                 c.repo.clone(),
                 c.branch.clone(),
@@ -109,16 +114,15 @@ impl Render for Planned {
             .into_iter()
             .flatten()
             {
-                line.push_str("  ");
-                line.push_str(&part);
+                line.push(shown!("  {}", part));
             }
             if let Some(detail) = &c.detail {
-                line.push_str(&format!("  ({detail})"));
+                line.push(shown!("  ({})", detail));
             }
             if c.destructive {
-                line = format!("{line}  {}", p.paint(super::Role::Error, "[DESTRUCTIVE]"));
+                line.push(shown!("  {}", p.paint(super::Role::Error, "[DESTRUCTIVE]")));
             }
-            p.line(&line)?;
+            p.line(line)?;
         }
         if d.changes.is_empty() {
             p.line("  nothing to do")?;
@@ -126,12 +130,16 @@ impl Render for Planned {
         if !d.warnings.is_empty() {
             p.line("Warnings:")?;
             for w in &d.warnings {
-                p.line(&format!("  - {w}"))?;
+                p.line(shown!("  - {}", w))?;
             }
         }
-        p.line(&format!("Fingerprint: {}", d.fingerprint))?;
+        p.line(shown!("Fingerprint: {}", d.fingerprint))?;
         match &self.saved {
-            Some(path) => p.line(&format!("Saved to {}; apply with `gw apply {}`", path.display(), path.display())),
+            Some(path) => p.line(shown!(
+                "Saved to {}; apply with `gw apply {}`",
+                path.display(),
+                path.display()
+            )),
             None => p.line("Save it with `gw plan --out plan.json …` (or `--format json`), then `gw apply plan.json`"),
         }
     }

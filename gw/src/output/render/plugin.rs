@@ -11,7 +11,8 @@ use crate::ops::plugin::{
     Origin, PluginListReport, PluginOutcome, PluginReport, PluginSearchReport, PluginUpgradeReport,
     UpgradeOutcome,
 };
-use crate::output::{DataFormat, Json, Printer, Render, Role};
+use crate::output::{DataFormat, Json, Printer, Render, Role, Shown};
+use crate::shown;
 
 impl Render for PluginListReport {
     fn result(&self) -> Json<'_> {
@@ -24,13 +25,13 @@ impl Render for PluginListReport {
                 "No plugins; install one with `gw plugin install PATH|URL|OWNER/REPO`",
             );
         }
-        let rows: Vec<Vec<String>> = self
+        let rows: Vec<Vec<Shown>> = self
             .plugins
             .iter()
             .map(|pl| {
                 vec![
                     p.paint(Role::Name, &pl.name),
-                    path_str(&pl.path),
+                    Shown::text(&pl.path),
                     match pl.source {
                         Origin::Installed => "installed".into(),
                         Origin::Path => "PATH".into(),
@@ -58,6 +59,9 @@ impl Render for PluginListReport {
             _ => return None,
         })
     }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
 }
 
 impl Render for PluginReport {
@@ -67,15 +71,25 @@ impl Render for PluginReport {
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let (name, path) = (&self.name, self.path.display());
         let line = match self.outcome {
-            PluginOutcome::Removed => format!("Removed plugin {name} ({path})"),
+            PluginOutcome::Removed => shown!("Removed plugin {} ({})", name, path),
             PluginOutcome::Replaced => {
-                format!("Replaced plugin {name} ({path}); run it with `gw {name}`")
+                shown!(
+                    "Replaced plugin {} ({}); run it with `gw {}`",
+                    name,
+                    path,
+                    name
+                )
             }
             PluginOutcome::Installed => {
-                format!("Installed plugin {name} ({path}); run it with `gw {name}`")
+                shown!(
+                    "Installed plugin {} ({}); run it with `gw {}`",
+                    name,
+                    path,
+                    name
+                )
             }
         };
-        p.message(Role::Success, &line)
+        p.message(Role::Success, line)
     }
     fn next_actions(&self) -> Vec<NextAction> {
         PluginReport::next_actions(self)
@@ -97,18 +111,18 @@ impl Render for PluginUpgradeReport {
                 UpgradeOutcome::Skipped => (Role::Warning, "skipped"),
                 UpgradeOutcome::Failed => (Role::Error, "failed"),
             };
-            let mut line = format!("{}: {what}", u.name);
+            let mut line = shown!("{}: {}", u.name, what);
             if let Some(s) = &u.source {
-                line.push_str(&format!(" (from {s})"));
+                line.push(shown!(" (from {})", s));
             }
             if let Some(d) = &u.detail {
-                line.push_str(&format!(": {d}"));
+                line.push(shown!(": {}", d));
             }
             if u.outcome == UpgradeOutcome::Failed {
                 // The failure itself is shown once, after the per-plugin lines.
-                p.message(Role::Plain, &format!("  {line}"))?;
+                p.message(Role::Plain, shown!("  {}", line))?;
             } else {
-                p.message(role, &line)?;
+                p.message(role, line)?;
             }
         }
         Ok(())
@@ -132,20 +146,20 @@ impl Render for PluginSearchReport {
         if self.plugins.is_empty() {
             return p.message(
                 Role::Plain,
-                &format!(
+                shown!(
                     "No plugin in the registry matches `{}`; `gw plugin search` lists them all",
                     self.term.as_deref().unwrap_or("")
                 ),
             );
         }
-        let rows: Vec<Vec<String>> = self
+        let rows: Vec<Vec<Shown>> = self
             .plugins
             .iter()
             .map(|h| {
                 vec![
                     p.paint(Role::Name, h.name),
-                    h.repo.to_string(),
-                    h.description.to_string(),
+                    Shown::text(h.repo),
+                    Shown::text(h.description),
                     if h.installed {
                         "yes".into()
                     } else {

@@ -9,6 +9,7 @@ use crate::duration;
 use crate::error::Error;
 use crate::ops::run::{RunOutcome, RunReport, RunResult};
 use crate::output::{Json, Printer, Render, Role};
+use crate::shown;
 
 impl Render for RunReport {
     fn result(&self) -> Json<'_> {
@@ -23,13 +24,9 @@ impl Render for RunReport {
                 RunOutcome::Stopped => ("■", Role::Hint),
                 RunOutcome::Skipped => ("-", Role::Dim),
             };
-            let line = format!(
-                "{} {:<width$}  {}",
-                p.paint_err(role, mark),
-                r.repo,
-                summary(r)
-            );
-            p.message(Role::Plain, &line)?;
+            let repo = format!("{:<width$}", r.repo);
+            let line = shown!("{} {}  {}", p.paint_err(role, mark), repo, summary(r));
+            p.message(Role::Plain, line)?;
         }
         Ok(())
     }

@@ -11,7 +11,8 @@ use crate::ops::init::InitReport;
 use crate::ops::preset::{PresetListReport, PresetOutcome, PresetReport};
 use crate::ops::repos::ReposReport;
 use crate::ops::shell_init::ShellInitReport;
-use crate::output::{DataFormat, Json, Printer, Render, Role};
+use crate::output::{DataFormat, Json, Printer, Render, Role, Shown};
+use crate::shown;
 
 // ---- init, add-dir, remove-dir, repos ----
 
@@ -27,7 +28,7 @@ impl Render for InitReport {
         };
         p.message(
             Role::Success,
-            &format!("{verb} grove config at {}", self.config_path.display()),
+            shown!("{} grove config at {}", verb, self.config_path.display()),
         )?;
         if self.repo_dirs.is_empty() {
             p.message(
@@ -36,11 +37,11 @@ impl Render for InitReport {
             )?;
         }
         for d in &self.repo_dirs {
-            p.message(Role::Plain, &format!("  repo dir: {}", d.display()))?;
+            p.message(Role::Plain, shown!("  repo dir: {}", d.display()))?;
         }
         p.message(
             Role::Plain,
-            &format!(
+            shown!(
                 "{} found",
                 crate::ops::count(self.repos_found, "repository", "repositories")
             ),
@@ -67,16 +68,16 @@ impl Render for DirReport {
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let dir = self.dir.display();
         match self.outcome {
-            DirOutcome::Added => p.message(Role::Success, &format!("Added {dir}"))?,
+            DirOutcome::Added => p.message(Role::Success, shown!("Added {}", dir))?,
             DirOutcome::AlreadyPresent => {
-                p.message(Role::Plain, &format!("{dir} is already a repo dir"))?
+                p.message(Role::Plain, shown!("{} is already a repo dir", dir))?
             }
-            _ => p.message(Role::Success, &format!("Removed {dir}"))?,
+            _ => p.message(Role::Success, shown!("Removed {}", dir))?,
         }
         if let Some(n) = self.repos_found {
             p.message(
                 Role::Plain,
-                &format!(
+                shown!(
                     "{} found",
                     crate::ops::count(n, "repository", "repositories")
                 ),
@@ -97,10 +98,16 @@ impl Render for ReposReport {
                 "No repositories found; add a directory with `gw add-dir <path>`",
             );
         }
-        let rows: Vec<Vec<String>> = self
+        let rows: Vec<Vec<Shown>> = self
             .repos
             .iter()
-            .map(|r| vec![r.name.clone(), r.display_name.clone(), path_str(&r.path)])
+            .map(|r| {
+                vec![
+                    Shown::text(&r.name),
+                    Shown::text(&r.display_name),
+                    Shown::text(&r.path),
+                ]
+            })
             .collect();
         p.table(&["Name", "Owner/Repo", "Path"], &rows)
     }
@@ -140,7 +147,7 @@ impl Render for ShellInitReport {
         value(self)
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
-        p.raw(&self.script)
+        p.script(&self.script)
     }
 }
 
@@ -151,14 +158,13 @@ impl Render for PresetReport {
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let repos = self.preset.repos.join(", ");
         match self.outcome {
-            PresetOutcome::Shown => p.line(&format!("{}: {repos}", self.preset.name)),
-            PresetOutcome::Removed => p.message(
-                Role::Success,
-                &format!("Removed preset {}", self.preset.name),
-            ),
+            PresetOutcome::Shown => p.line(shown!("{}: {}", self.preset.name, repos)),
+            PresetOutcome::Removed => {
+                p.message(Role::Success, shown!("Removed preset {}", self.preset.name))
+            }
             _ => p.message(
                 Role::Success,
-                &format!("Saved preset {} ({repos})", self.preset.name),
+                shown!("Saved preset {} ({})", self.preset.name, repos),
             ),
         }
     }
@@ -183,10 +189,15 @@ impl Render for PresetListReport {
                 "No presets; save one with `gw preset add NAME -r a,b`",
             );
         }
-        let rows: Vec<Vec<String>> = self
+        let rows: Vec<Vec<Shown>> = self
             .presets
             .iter()
-            .map(|ps| vec![p.paint(Role::Name, &ps.name), ps.repos.join(", ")])
+            .map(|ps| {
+                vec![
+                    p.paint(Role::Name, &ps.name),
+                    Shown::text(ps.repos.join(", ")),
+                ]
+            })
             .collect();
         p.table(&["Name", "Repos"], &rows)
     }
@@ -217,9 +228,9 @@ impl Render for crate::ops::schema::SchemaReport {
         match self.schemas.as_slice() {
             [one] if one.schema.is_some() => json_pretty(p, &one.schema),
             all => {
-                let rows: Vec<Vec<String>> = all
+                let rows: Vec<Vec<Shown>> = all
                     .iter()
-                    .map(|s| vec![s.name.clone(), s.about.clone()])
+                    .map(|s| vec![Shown::text(&s.name), Shown::text(&s.about)])
                     .collect();
                 p.table(&["Schema", "Describes"], &rows)
             }

@@ -9,7 +9,8 @@ use super::{json_line, json_pretty, lines, path_str, tsv, value};
 use crate::action::NextAction;
 use crate::ops::context::ContextReport;
 use crate::ops::status::{RepoState, RepoStatus, StatusReport};
-use crate::output::{DataFormat, Json, Printer, Render, Role};
+use crate::output::{DataFormat, Json, Printer, Render, Role, Shown};
+use crate::shown;
 
 // ---- status ----
 
@@ -55,27 +56,27 @@ impl Render for StatusReport {
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let name = p.paint(Role::Name, &self.workspace);
-        p.line(&format!("Workspace: {name}  ({})", self.path.display()))?;
+        p.line(shown!("Workspace: {}  ({})", name, self.path.display()))?;
         if let Some(s) = &self.source {
-            p.line(&format!("Source: {}", super::workspace::source_line(s)))?;
+            p.line(shown!("Source: {}", super::workspace::source_line(s)))?;
         }
         p.line("")?;
-        let rows: Vec<Vec<String>> = self
+        let rows: Vec<Vec<Shown>> = self
             .repos
             .iter()
             .map(|r| {
-                let ab = ahead_behind(r.ahead, r.behind);
-                let mut branch = live_branch(r);
+                let ab = Shown::text(ahead_behind(r.ahead, r.behind));
+                let mut branch = Shown::text(live_branch(r));
                 if r.branch.as_deref() != Some(r.recorded_branch.as_str()) {
-                    branch = p.paint(Role::Warning, &branch);
+                    branch = p.paint(Role::Warning, branch);
                 }
-                let status = status_cell(r);
+                let status = Shown::text(status_cell(r));
                 let status = if r.changed > 0 || r.error.is_some() {
-                    p.paint(Role::Warning, &status)
+                    p.paint(Role::Warning, status)
                 } else {
                     status
                 };
-                vec![r.repo.clone(), branch, ab, status]
+                vec![Shown::text(&r.repo), branch, ab, status]
             })
             .collect();
         p.table(&["Repo", "Branch", "↑↓", "Status"], &rows)
@@ -166,7 +167,7 @@ impl Render for ContextReport {
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let home = self.grove_home.parent();
         let t = |x: &Path| tilde(x, home);
-        p.line(&format!(
+        p.line(shown!(
             "Grove:      {} ({})",
             self.grove_version,
             t(&self.grove_home)
@@ -174,10 +175,10 @@ impl Render for ContextReport {
         if !self.initialized {
             p.line("Config:     not initialized (run `gw init <repo-dir>`)")?;
         } else {
-            p.line(&format!("Config:     {}", t(&self.config_path)))?;
+            p.line(shown!("Config:     {}", t(&self.config_path)))?;
         }
         let dirs: Vec<String> = self.repo_dirs.iter().map(|d| t(d)).collect();
-        p.line(&format!(
+        p.line(shown!(
             "Repo dirs:  {}",
             if dirs.is_empty() {
                 "none".into()
@@ -185,7 +186,7 @@ impl Render for ContextReport {
                 dirs.join(", ")
             }
         ))?;
-        p.line(&format!(
+        p.line(shown!(
             "Presets:    {}",
             if self.presets.is_empty() {
                 "none".into()
@@ -193,7 +194,7 @@ impl Render for ContextReport {
                 self.presets.join(", ")
             }
         ))?;
-        p.line(&format!(
+        p.line(shown!(
             "Workspaces: {} in {}",
             self.workspace_count,
             t(&self.workspace_dir)
@@ -203,17 +204,18 @@ impl Render for ContextReport {
         };
         p.line("")?;
         let name = p.paint(Role::Name, &ws.workspace);
-        p.line(&format!(
-            "Workspace: {name}  ({})  branch {}",
+        p.line(shown!(
+            "Workspace: {}  ({})  branch {}",
+            name,
             t(&ws.path),
             ws.branch
         ))?;
-        let rows: Vec<Vec<String>> = ws
+        let rows: Vec<Vec<Shown>> = ws
             .repos
             .iter()
             .map(|r| {
                 let ab = ahead_behind(r.ahead, r.behind);
-                vec![
+                [
                     r.repo.clone(),
                     live_branch(r),
                     r.base_branch.clone().unwrap_or_else(|| "-".into()),
@@ -221,6 +223,9 @@ impl Render for ContextReport {
                     status_cell(r),
                     format!("{:?}", r.preparation.status).to_lowercase(),
                 ]
+                .iter()
+                .map(Shown::text)
+                .collect()
             })
             .collect();
         p.table(&["Repo", "Branch", "Base", "↑↓", "State", "Setup"], &rows)

@@ -11,7 +11,8 @@ use crate::ops::create::CreateReport;
 use crate::ops::delete::{DeleteReport, WorkspaceOutcome};
 use crate::ops::go::{CloseReport, GoReport};
 use crate::ops::list::{ListReport, ListStatusReport, ShowReport, ShowView, WorkspaceView};
-use crate::output::{DataFormat, Json, Printer, Render, Role};
+use crate::output::{DataFormat, Json, Printer, Render, Role, Shown};
+use crate::shown;
 use crate::state::listing::WorkspaceRef;
 use crate::state::{State, Workspace};
 
@@ -23,17 +24,17 @@ impl Render for CreateReport {
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         if let Some(old) = &self.replaced {
-            p.message(Role::Success, &format!("Workspace {old} deleted"))?;
+            p.message(Role::Success, shown!("Workspace {} deleted", old))?;
         }
         for r in &self.repos {
             p.message(
                 Role::Plain,
-                &format!("  {}  {}", r.repo, r.detail.as_deref().unwrap_or("")),
+                shown!("  {}  {}", r.repo, r.detail.as_deref().unwrap_or("")),
             )?;
         }
         p.message(
             Role::Success,
-            &format!("Workspace {} created at {}", self.name, self.path.display()),
+            shown!("Workspace {} created at {}", self.name, self.path.display()),
         )
     }
     fn warnings(&self) -> Vec<String> {
@@ -54,7 +55,7 @@ impl Render for DeleteReport {
             .iter()
             .filter(|d| d.outcome == WorkspaceOutcome::Deleted)
         {
-            p.message(Role::Success, &format!("Workspace {} deleted", d.name))?;
+            p.message(Role::Success, shown!("Workspace {} deleted", d.name))?;
         }
         Ok(())
     }
@@ -148,7 +149,7 @@ impl Render for ListReport {
                 "No workspaces; create one with `gw create NAME -b BRANCH -r REPOS`",
             );
         }
-        let rows: Vec<Vec<String>> = records
+        let rows: Vec<Vec<Shown>> = records
             .iter()
             .map(|w| {
                 let repos: Vec<_> = w.repos.iter().map(|r| r.repo_name.to_str()).collect();
@@ -156,15 +157,15 @@ impl Render for ListReport {
                 let name = w.name.to_str();
                 // `*` marks the workspace you are in, as git marks the current branch.
                 let name = match &self.current {
-                    Some(c) if *c == name => format!("* {}", p.paint(Role::Success, &name)),
-                    Some(_) => format!("  {}", p.paint(Role::Name, &name)),
+                    Some(c) if *c == name => shown!("* {}", p.paint(Role::Success, &name)),
+                    Some(_) => shown!("  {}", p.paint(Role::Name, &name)),
                     None => p.paint(Role::Name, &name),
                 };
                 vec![
                     name,
-                    w.branch.to_str().into_owned(),
-                    repos.join(", "),
-                    date(&created),
+                    Shown::text(w.branch.to_str()),
+                    Shown::text(repos.join(", ")),
+                    Shown::text(date(&created)),
                 ]
             })
             .collect();
@@ -228,15 +229,15 @@ impl Render for ListStatusReport {
         if self.workspaces.is_empty() {
             return p.message(Role::Plain, "No workspaces");
         }
-        let rows: Vec<Vec<String>> = self
+        let rows: Vec<Vec<Shown>> = self
             .workspaces
             .iter()
             .map(|w| {
                 vec![
                     p.paint(Role::Name, &w.name),
-                    w.branch.clone(),
-                    w.repos.to_string(),
-                    w.status.clone(),
+                    Shown::text(&w.branch),
+                    Shown::text(w.repos),
+                    Shown::text(&w.status),
                 ]
             })
             .collect();
@@ -288,19 +289,19 @@ impl Render for ShowReport {
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let w = &self.workspace;
         let name = p.paint(Role::Name, &w.name);
-        p.line(&format!("Name:    {name}"))?;
-        p.line(&format!("Branch:  {}", w.branch))?;
-        p.line(&format!("Path:    {}", w.path.display()))?;
-        p.line(&format!("Created: {}", w.created_at))?;
-        p.line(&format!("Repos:   {}", w.repos.len()))?;
+        p.line(shown!("Name:    {}", name))?;
+        p.line(shown!("Branch:  {}", w.branch))?;
+        p.line(shown!("Path:    {}", w.path.display()))?;
+        p.line(shown!("Created: {}", w.created_at))?;
+        p.line(shown!("Repos:   {}", w.repos.len()))?;
         if let Some(s) = &w.source {
-            p.line(&format!("Source:  {}", source_line(s)))?;
+            p.line(shown!("Source:  {}", source_line(s)))?;
         }
         if w.repos.is_empty() {
             return Ok(());
         }
         p.line("")?;
-        let rows: Vec<Vec<String>> = w
+        let rows: Vec<Vec<Shown>> = w
             .repos
             .iter()
             .map(|r| {
@@ -309,10 +310,10 @@ impl Render for ShowReport {
                     .strip_prefix(&w.path)
                     .unwrap_or(&r.worktree_path);
                 vec![
-                    r.repo_name.clone(),
-                    r.branch.clone(),
-                    path_str(rel),
-                    path_str(&r.source_repo),
+                    Shown::text(&r.repo_name),
+                    Shown::text(&r.branch),
+                    Shown::text(rel),
+                    Shown::text(&r.source_repo),
                 ]
             })
             .collect();
@@ -388,7 +389,7 @@ impl Render for GoReport {
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         // The shell wrapper captures this and `cd`s into it (command substitution drops the
         // newline). On a terminal nothing captured it: the integration is missing.
-        p.line(&path_str(&self.path))?;
+        p.line(Shown::text(&self.path))?;
         if p.out_is_terminal {
             p.message(
                 Role::Hint,
