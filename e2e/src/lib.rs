@@ -18,7 +18,10 @@ use serde_json::Value;
 
 pub mod audit;
 pub mod chaos;
+pub mod secrets;
+pub mod statediff;
 pub mod term;
+pub mod unprivileged;
 
 pub use term::{Stdout, Term};
 
@@ -544,6 +547,14 @@ impl TestEnv {
 
     pub fn state_path(&self) -> PathBuf {
         self.grove_home.join("state.json")
+    }
+
+    /// Approves the `.grove.toml` commands of `repos/<repo>` as they are now (`gw trust`),
+    /// as a user does before grove runs them. Returns the run (a `.grove.toml` grove cannot
+    /// read is refused).
+    pub fn trust(&self, repo: &str) -> Run {
+        let path = self.repos.join(repo);
+        self.gw(&["trust", s(&path), "--format", "json"])
     }
 
     /// Appends TOML to `config.toml` (hooks, presets).

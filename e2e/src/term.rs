@@ -28,6 +28,25 @@ pub struct Term {
     what: String,
 }
 
+/// A new pseudo-terminal's master side, closed on exec (the child gets the terminal only
+/// through the slave side it is handed).
+#[cfg(target_os = "linux")]
+fn open_master() -> rustix::fd::OwnedFd {
+    openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)
+        .expect("open a pseudo-terminal")
+}
+
+/// macOS's `posix_openpt` takes no `O_CLOEXEC`: the flag is set right after, before this
+/// harness starts any child.
+#[cfg(not(target_os = "linux"))]
+fn open_master() -> rustix::fd::OwnedFd {
+    use rustix::io::{FdFlags, fcntl_getfd, fcntl_setfd};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("open a pseudo-terminal");
+    let flags = fcntl_getfd(&master).expect("F_GETFD");
+    fcntl_setfd(&master, flags | FdFlags::CLOEXEC).expect("F_SETFD FD_CLOEXEC");
+    master
+}
+
 /// Where the program's stdout goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stdout {
@@ -39,8 +58,7 @@ impl Term {
     /// Starts `cmd` (its environment already set) in a `cols`×`rows` terminal; stdin and
     /// stderr are the terminal, stdout is the terminal or a pipe.
     pub fn spawn(cmd: Command, cols: u16, rows: u16, stdout: Stdout) -> Term {
-        let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)
-            .expect("open a pseudo-terminal");
+        let master = open_master();
         grantpt(&master).expect("grantpt");
         unlockpt(&master).expect("unlockpt");
         let name = ptsname(&master, Vec::new()).expect("ptsname");

@@ -1,5 +1,8 @@
 //! Durations as users write them: Go-style (`30s`, `1h30m`, `500ms`) for hook timeouts and
-//! `--timeout`, and ages (`12h`, `7d`, `2w`, a bare number of days) for `--min-age`.
+//! `--timeout`, and ages (`12h`, `7d`, `2w`, a bare number of days) for `--min-age`; and
+//! sizes (`500MiB`, `10GB`) for `trash.max_size`, with how grove prints one (`1.5 GiB`).
+//! Written here rather than taken from a crate: a dozen lines each, and the release
+//! binary's size budget is close.
 
 use std::time::Duration;
 
@@ -72,6 +75,53 @@ pub fn parse_age(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(n * hours * 3600))
 }
 
+/// Parses a size: a whole or fractional number with an optional unit, `B`, `K`/`KB`/`KiB`,
+/// `M`/`MB`/`MiB`, `G`/`GB`/`GiB`, `T`/`TB`/`TiB` (case-insensitive; the `B` forms are
+/// powers of 1000, the others of 1024, as `du`, `ls -h` and cargo read them).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = (&t[..split], t[split..].trim());
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("invalid size `{s}`: expected a number, e.g. 500MiB or 10GB"))?;
+    let scale: f64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" => 1024.0,
+        "kb" => 1e3,
+        "m" | "mib" => 1024f64.powi(2),
+        "mb" => 1e6,
+        "g" | "gib" => 1024f64.powi(3),
+        "gb" => 1e9,
+        "t" | "tib" => 1024f64.powi(4),
+        "tb" => 1e12,
+        _ => {
+            return Err(format!(
+                "invalid size `{s}`: unknown unit `{unit}` (use B, KiB, MiB, GiB, TiB or KB, MB, GB, TB)"
+            ));
+        }
+    };
+    Ok((n * scale).round() as u64)
+}
+
+/// A size for people: `812 B`, `4.0 KiB`, `1.5 GiB`.
+pub fn format_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
 /// Formats a duration the way Go prints it for the common cases (`1m30s`, `500ms`).
 pub fn format_go(d: Duration) -> String {
     let ms = d.as_millis();
@@ -107,6 +157,30 @@ mod tests {
         assert!(parse_go("").is_err());
         assert_eq!(format_go(Duration::from_secs(90)), "1m30s");
         assert_eq!(format_go(Duration::from_millis(250)), "250ms");
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("0").unwrap(), 0);
+        assert_eq!(parse_size("1000").unwrap(), 1000);
+        assert_eq!(parse_size("500MiB").unwrap(), 500 << 20);
+        assert_eq!(parse_size("10 GB").unwrap(), 10_000_000_000);
+        assert_eq!(parse_size("1.5g").unwrap(), 3 << 29);
+        assert_eq!(parse_size("2K").unwrap(), 2048);
+        assert!(
+            parse_size("lots")
+                .unwrap_err()
+                .contains("expected a number")
+        );
+        assert!(
+            parse_size("5 parsecs")
+                .unwrap_err()
+                .contains("unknown unit")
+        );
+        assert!(parse_size("-1").is_err());
+        assert_eq!(format_size(812), "812 B");
+        assert_eq!(format_size(4096), "4.0 KiB");
+        assert_eq!(format_size(3 << 29), "1.5 GiB");
     }
 
     #[test]

@@ -56,6 +56,42 @@ pub struct Env {
     /// `GW_CRASH_AFTER_JOURNAL_WRITES`: kill the process after that many journal writes.
     /// Only for the crash tests.
     pub crash_after_journal_writes: Option<u32>,
+    /// The variables grove sets for the commands it runs for a workspace (`PORT`,
+    /// `GROVE_SLOT`, `GROVE_PORT_*`, `GROVE_REPO`, …; see `ops::hooks::Vars::environment`)
+    /// that gw itself inherited from grove — from a shell that ran `eval "$(gw env)"`, or
+    /// a hook ([`inherited_workspace_vars`]). They are taken out of those commands'
+    /// environment first, so another repository's `PORT` or another workspace's ports
+    /// never reach them.
+    pub inherited_workspace_vars: Vec<OsString>,
+}
+
+/// Of the variables gw inherited (`names`), those that came from grove: every `GROVE_…`
+/// one grove sets, and `PORT` when it came with them (`GROVE_WORKSPACE` is set: a shell
+/// that ran `eval "$(gw env)"`, or a hook). A `PORT` of the user's own, without a
+/// workspace exported beside it, is theirs and reaches their commands as before.
+pub fn inherited_workspace_vars(names: impl Iterator<Item = OsString>) -> Vec<OsString> {
+    let mut grove: Vec<OsString> = names
+        .filter(|k| k.to_str().is_some_and(is_workspace_var))
+        .collect();
+    if !grove.iter().any(|k| k == "GROVE_WORKSPACE") {
+        grove.retain(|k| k != "PORT");
+    }
+    grove
+}
+
+/// Whether grove sets `name` for the commands it runs for a workspace (see
+/// [`Env::inherited_workspace_vars`]).
+pub fn is_workspace_var(name: &str) -> bool {
+    matches!(
+        name,
+        "PORT"
+            | "GROVE_SLOT"
+            | "GROVE_REPO"
+            | "GROVE_WORKTREE"
+            | "GROVE_WORKSPACE"
+            | "GROVE_WORKSPACE_PATH"
+            | "GROVE_BRANCH"
+    ) || name.starts_with("GROVE_PORT_")
 }
 
 impl Env {
@@ -116,6 +152,7 @@ impl Env {
             crash_after_journal_writes: var("GW_CRASH_AFTER_JOURNAL_WRITES")
                 .and_then(|v| v.into_string().ok())
                 .and_then(|v| v.parse().ok()),
+            inherited_workspace_vars: inherited_workspace_vars(std::env::vars_os().map(|(k, _)| k)),
             home,
         }
     }
@@ -142,6 +179,7 @@ impl Env {
             test_panic: false,
             exe_name: None,
             crash_after_journal_writes: None,
+            inherited_workspace_vars: Vec::new(),
         }
     }
 
@@ -194,9 +232,46 @@ pub fn normalize(p: &Path) -> PathBuf {
     out
 }
 
+/// git's per-user configuration file `name` (`$XDG_CONFIG_HOME/git/NAME`, else
+/// `$HOME/.config/git/NAME`), read from the running process's environment as git (and gix,
+/// for the rest of a repository's configuration) reads it: the global excludes file when
+/// `core.excludesFile` is not set.
+#[allow(clippy::disallowed_methods)]
+pub fn git_user_file(name: &str) -> Option<PathBuf> {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let config = var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(config.join("git").join(name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inherited_grove_variables_and_a_port_that_came_with_them() {
+        let names = |list: &[&str]| -> Vec<OsString> {
+            inherited_workspace_vars(list.iter().map(OsString::from))
+        };
+        // From `eval "$(gw env)"`: all of them, PORT included.
+        assert_eq!(
+            names(&[
+                "HOME",
+                "GROVE_WORKSPACE",
+                "PORT",
+                "GROVE_PORT_API_HTTP",
+                "GROVE_DIR"
+            ]),
+            ["GROVE_WORKSPACE", "PORT", "GROVE_PORT_API_HTTP"]
+        );
+        // The user's own PORT stays theirs; a stray grove variable does not.
+        assert_eq!(
+            names(&["PORT", "GROVE_PORT_API_HTTP", "GROVE_SLOT", "PATH"]),
+            ["GROVE_PORT_API_HTTP", "GROVE_SLOT"]
+        );
+        assert!(names(&["PORT", "PATH"]).is_empty());
+    }
 
     #[test]
     fn tilde_and_dots_are_resolved() {

@@ -28,12 +28,14 @@ pub enum Code {
     BranchConflict,
     WorktreeDirty,
     StateChanged,
+    PortInUse,
     NotInitialized,
     GitFailed,
     HookFailed,
     CorruptState,
     RecoveryPending,
     PermissionDenied,
+    UntrustedCommands,
     Transient,
     Cancelled,
 }
@@ -53,12 +55,14 @@ impl Code {
         Code::BranchConflict,
         Code::WorktreeDirty,
         Code::StateChanged,
+        Code::PortInUse,
         Code::NotInitialized,
         Code::GitFailed,
         Code::HookFailed,
         Code::CorruptState,
         Code::RecoveryPending,
         Code::PermissionDenied,
+        Code::UntrustedCommands,
         Code::Transient,
         Code::Cancelled,
     ];
@@ -76,13 +80,14 @@ impl Code {
             | Code::WorktreeExists
             | Code::BranchConflict
             | Code::WorktreeDirty
-            | Code::StateChanged => 4,
+            | Code::StateChanged
+            | Code::PortInUse => 4,
             Code::NotInitialized
             | Code::GitFailed
             | Code::HookFailed
             | Code::CorruptState
             | Code::RecoveryPending => 5,
-            Code::PermissionDenied => 6,
+            Code::PermissionDenied | Code::UntrustedCommands => 6,
             Code::Transient => 7,
             Code::Cancelled => 8,
         }
@@ -102,12 +107,14 @@ impl Code {
             Code::BranchConflict => "BRANCH_CONFLICT",
             Code::WorktreeDirty => "WORKTREE_DIRTY",
             Code::StateChanged => "STATE_CHANGED",
+            Code::PortInUse => "PORT_IN_USE",
             Code::NotInitialized => "NOT_INITIALIZED",
             Code::GitFailed => "GIT_FAILED",
             Code::HookFailed => "HOOK_FAILED",
             Code::CorruptState => "CORRUPT_STATE",
             Code::RecoveryPending => "RECOVERY_PENDING",
             Code::PermissionDenied => "PERMISSION_DENIED",
+            Code::UntrustedCommands => "UNTRUSTED_COMMANDS",
             Code::Transient => "TRANSIENT",
             Code::Cancelled => "CANCELLED",
         }
@@ -210,8 +217,9 @@ impl From<crate::fsx::Error> for Error {
         use std::io::ErrorKind;
         let code = match e.kind() {
             ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => Code::PermissionDenied,
-            // A file grove reads as text that is not (config.toml, state.json, a journal).
-            ErrorKind::InvalidData => Code::CorruptState,
+            // A file grove reads whole that is not text, not a regular file (a FIFO, a
+            // device) or absurdly large (config.toml, state.json, a journal).
+            ErrorKind::InvalidData | ErrorKind::FileTooLarge => Code::CorruptState,
             _ => Code::Internal,
         };
         let err = Error::new(code, e.to_string());
@@ -220,8 +228,9 @@ impl From<crate::fsx::Error> for Error {
                 err.with_fix(format!("Check the permissions of `{}`", e.path.display()))
             }
             Code::CorruptState => err.with_fix(format!(
-                "`{}` is not valid UTF-8 text: fix it by hand (grove never overwrites a file it cannot read)",
-                e.path.display()
+                "`{}` must be a regular file of UTF-8 text, at most {} MiB: fix or replace it by hand (grove never overwrites a file it cannot read)",
+                e.path.display(),
+                crate::fsx::MAX_FILE / (1024 * 1024)
             )),
             _ => err,
         }

@@ -38,15 +38,85 @@ fn ctx<T>(op: &'static str, path: &Path, r: io::Result<T>) -> Result<T> {
     r.map_err(|e| Error::new(op, path, e))
 }
 
-/// Reads a file as UTF-8; `Ok(None)` when it does not exist.
-pub fn read_optional(path: &Path) -> Result<Option<String>> {
-    match fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|e| Error::new("read", path, io::Error::new(io::ErrorKind::InvalidData, e))),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::new("read", path, e)),
+/// The largest file grove reads as one of its own (`state.json`, `config.toml`, a journal,
+/// `trust.json`, a repository's `.grove.toml`, …): far more than any real one holds, far
+/// less than would exhaust memory.
+pub const MAX_FILE: u64 = 64 * 1024 * 1024;
+
+/// Opens `path` to read it whole: it must be a regular file (a symbolic link to one is
+/// followed) of at most `limit` bytes. A FIFO, a device or a socket is refused
+/// (`InvalidData`) without blocking or reading it (it is opened non-blocking, then looked
+/// at), and so is a larger file (`FileTooLarge`) before anything is read; a directory is
+/// `IsADirectory`. `Ok(None)` when it does not exist.
+/// Every whole-file read of grove's goes through here.
+pub fn open_regular(path: &Path, limit: u64) -> io::Result<Option<(File, u64)>> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = match OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let meta = file.metadata()?;
+    let t = meta.file_type();
+    if t.is_dir() {
+        // As reading it would say.
+        return Err(io::Error::from(io::ErrorKind::IsADirectory));
     }
+    let what = if t.is_file() {
+        None
+    } else if t.is_fifo() {
+        Some("a FIFO")
+    } else if t.is_char_device() || t.is_block_device() {
+        Some("a device")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else {
+        Some("not a regular file")
+    };
+    if let Some(what) = what {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("it is {what}, not a regular file"),
+        ));
+    }
+    if meta.len() > limit {
+        return Err(too_large(limit));
+    }
+    Ok(Some((file, meta.len())))
+}
+
+fn too_large(limit: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::FileTooLarge,
+        format!("it is larger than {} MiB", limit / (1024 * 1024)),
+    )
+}
+
+/// Reads the rest of `file` (at most `limit` bytes: one that grew past it since it was
+/// looked at is refused) as UTF-8.
+fn read_bounded(file: File, len: u64, limit: u64) -> io::Result<String> {
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(limit));
+    }
+    String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+/// Reads a file as UTF-8; `Ok(None)` when it does not exist. Only a regular file of at
+/// most [`MAX_FILE`] bytes is read ([`open_regular`]).
+pub fn read_optional(path: &Path) -> Result<Option<String>> {
+    let read = || -> io::Result<Option<String>> {
+        match open_regular(path, MAX_FILE)? {
+            Some((file, len)) => read_bounded(file, len, MAX_FILE).map(Some),
+            None => Ok(None),
+        }
+    };
+    read().map_err(|e| Error::new("read", path, e))
 }
 
 /// A file's text held in memory (see [`read_text_optional`]).
@@ -101,17 +171,15 @@ const HUGE_PAGE: usize = 2 * 1024 * 1024;
 pub fn read_text_optional(path: &Path) -> Result<Option<Text>> {
     use std::io::Read;
     let read = || -> io::Result<Text> {
-        let mut file = File::open(path)?;
-        let len = file.metadata()?.len() as usize;
+        let Some((mut file, len)) = open_regular(path, MAX_FILE)? else {
+            return Err(io::Error::from(io::ErrorKind::NotFound));
+        };
+        let len = len as usize;
         // Transparent huge pages are Linux's.
         if len < HUGE_READ || cfg!(not(target_os = "linux")) {
             // Bytes first, then checked, so that text that is not UTF-8 is refused with the
             // message `read_optional` and the mapped path give (where the bad byte is).
-            let mut bytes = Vec::with_capacity(len);
-            file.read_to_end(&mut bytes)?;
-            let s = String::from_utf8(bytes)
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-            return Ok(Text(Backing::Heap(s)));
+            return read_bounded(file, len as u64, MAX_FILE).map(|s| Text(Backing::Heap(s)));
         }
         let span = len.div_ceil(HUGE_PAGE) * HUGE_PAGE;
         let mut map = memmap2::MmapMut::map_anon(span + HUGE_PAGE)?;
@@ -127,9 +195,10 @@ pub fn read_text_optional(path: &Path) -> Result<Option<Text>> {
         };
         if !whole {
             // It changed size while being read: read it again, as it is now.
-            let mut s = String::new();
-            File::open(path)?.read_to_string(&mut s)?;
-            return Ok(Text(Backing::Heap(s)));
+            let Some((file, len)) = open_regular(path, MAX_FILE)? else {
+                return Err(io::Error::from(io::ErrorKind::NotFound));
+            };
+            return read_bounded(file, len, MAX_FILE).map(|s| Text(Backing::Heap(s)));
         }
         std::str::from_utf8(&map[start..start + len])
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
@@ -206,11 +275,16 @@ fn write_atomic_with(path: &Path, contents: &[u8], mode: Option<u32>) -> Result<
 /// than any real one, far less than `/dev/zero`.
 pub const MAX_DOCUMENT: u64 = 16 * 1024 * 1024;
 
-/// Reads a file as UTF-8, refusing one larger than `limit` bytes (or endless, such as
-/// `/dev/zero`) without reading more than that.
+/// Reads a file as UTF-8, refusing one larger than `limit` bytes, or that is not a
+/// regular file (`/dev/zero`, a FIFO), without reading it ([`open_regular`]).
 pub fn read_limited(path: &Path, limit: u64) -> Result<String> {
-    let file = ctx("open", path, File::open(path))?;
-    read_limited_from(file, limit).map_err(|e| Error::new("read", path, e))
+    let read = || -> io::Result<String> {
+        match open_regular(path, limit)? {
+            Some((file, len)) => read_bounded(file, len, limit),
+            None => Err(io::Error::new(io::ErrorKind::NotFound, "no such file")),
+        }
+    };
+    read().map_err(|e| Error::new("read", path, e))
 }
 
 /// Reads UTF-8 text from `r`, refusing more than `limit` bytes.

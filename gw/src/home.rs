@@ -44,6 +44,17 @@ impl GroveHome {
         self.root.join("stats.json")
     }
 
+    /// The repositories whose `.grove.toml` commands were approved, with the content
+    /// approved (`gw trust`).
+    pub fn trust(&self) -> PathBuf {
+        self.root.join("trust.json")
+    }
+
+    /// Held while `trust.json` is read, changed and written.
+    pub fn trust_lock(&self) -> PathBuf {
+        self.locks().join("trust.lock")
+    }
+
     pub fn plugins(&self) -> PathBuf {
         self.root.join("plugins")
     }
@@ -84,6 +95,14 @@ impl GroveHome {
     pub fn repo_lock(&self, base: &str, digest: &str) -> PathBuf {
         self.locks()
             .join(format!("repo-{}-{digest}.lock", lock_name(base)))
+    }
+
+    /// The lock held by a mutation that creates, checks out or deletes `branch` (in any
+    /// repository): two creates of one new branch must not both think it is theirs to make.
+    /// `digest` (of the branch name) tells apart names that read alike.
+    pub fn branch_lock(&self, branch: &str, digest: &str) -> PathBuf {
+        self.locks()
+            .join(format!("branch-{}-{digest}.lock", lock_name(branch)))
     }
 
     /// The lock held while `stats.json` is appended to.

@@ -25,12 +25,21 @@ pub struct Lock {
 pub enum Error {
     #[error(transparent)]
     Io(#[from] fsx::Error),
-    #[error("timed out after {}s waiting for the lock `{}`{}", waited.as_secs(), path.display(), holder.map(|p| format!(" held by pid {p}")).unwrap_or_default())]
+    #[error("timed out after {} waiting for the lock `{}`{}", seconds(*waited), path.display(), holder.map(|p| format!(" held by pid {p}")).unwrap_or_default())]
     Timeout {
         path: PathBuf,
         waited: Duration,
         holder: Option<u32>,
     },
+}
+
+/// A wait as people say it: `0.3s`, `2.5s`, `30s`.
+fn seconds(d: Duration) -> String {
+    if d < Duration::from_secs(10) {
+        format!("{:.1}s", d.as_secs_f64())
+    } else {
+        format!("{}s", d.as_secs())
+    }
 }
 
 /// Takes an exclusive lock on `path`, waiting at most `timeout`.
@@ -84,5 +93,12 @@ mod tests {
         }
         drop(held);
         acquire(&p, Duration::from_millis(60)).unwrap();
+    }
+
+    #[test]
+    fn a_wait_is_said_to_a_tenth_of_a_second() {
+        assert_eq!(seconds(Duration::from_millis(300)), "0.3s");
+        assert_eq!(seconds(Duration::from_millis(2540)), "2.5s");
+        assert_eq!(seconds(Duration::from_secs(30)), "30s");
     }
 }

@@ -315,6 +315,50 @@ mod tests {
         );
     }
 
+    /// The secrets corpus in every kind of line the log writes: a command line, its
+    /// error, a git command line and git's stderr (`-v`).
+    #[test]
+    fn no_secret_of_the_corpus_reaches_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("grove.log");
+        let log = Log::new(path.clone(), true, MAX_BYTES * 64);
+        let shapes = e2e::secrets::shapes();
+        for s in &shapes {
+            let t = &s.text;
+            log.command(
+                &format!("gw add-repo w1 -r {t} --format json"),
+                Outcome::Failed {
+                    code: "GIT_FAILED",
+                    message: &format!("`git clone -- {t} /r/x` failed: fatal: {t}"),
+                },
+                Duration::from_millis(3),
+                true,
+            );
+            log.git(
+                &format!("git -c http.extraHeader={t} fetch"),
+                Path::new("/src/api"),
+                Outcome::Failed {
+                    code: "exit status: 128",
+                    message: t,
+                },
+                Duration::from_millis(3),
+                &format!("remote: {t}\nfatal: Authentication failed for '{t}'"),
+            );
+        }
+        let text = read(&path);
+        for s in &shapes {
+            // As written, and as logfmt quotes it.
+            let quoted = quote(&s.secret);
+            let quoted = quoted.trim_matches('"');
+            assert!(
+                !text.contains(&s.secret) && !text.contains(quoted),
+                "{:?} is in the log",
+                s.secret
+            );
+        }
+        assert_eq!(text.lines().count(), 2 * shapes.len());
+    }
+
     #[test]
     fn rotates_at_the_limit_keeping_three_backups() {
         let dir = tempfile::tempdir().unwrap();

@@ -1,8 +1,11 @@
-//! The published JSON Schemas: the envelope and each command's `result`.
+//! The published JSON Schemas: the envelope and each command's `result`, and the files
+//! grove reads (`config.toml`, `.grove.toml`) for editors.
 //!
 //! The files in `docs/schema/` are generated from the Rust types that produce the output
-//! (a unit test regenerates them and fails when they differ; run it with `GW_BLESS=1` to
-//! update them), and compiled into the binary so `gw schema` can print them.
+//! or describe the file (a unit test regenerates them and fails when they differ; run it
+//! with `GW_BLESS=1` to update them), and compiled into the binary so `gw schema` can
+//! print them. The files' schemas are JSON Schema draft-07, which Taplo and Tombi read;
+//! the output's are 2020-12.
 
 /// A published schema.
 pub struct Entry {
@@ -15,21 +18,35 @@ pub struct Entry {
 }
 
 macro_rules! schemas {
-    ($($name:literal, $about:literal => $ty:ty;)*) => {
+    (
+        output: $($name:literal, $about:literal => $ty:ty;)*
+        files: $($fname:literal, $fabout:literal => $fty:ty;)*
+    ) => {
         /// Every published schema, in a fixed order.
         pub const ALL: &[Entry] = &[
             $(Entry { name: $name, about: $about, json: include_str!(concat!("../../docs/schema/", $name, ".json")) },)*
+            $(Entry { name: $fname, about: $fabout, json: include_str!(concat!("../../docs/schema/", $fname, ".json")) },)*
         ];
 
         /// The schemas as the types generate them today.
         #[cfg(test)]
         pub(crate) fn generate() -> Vec<(&'static str, serde_json::Value)> {
-            vec![$(($name, serde_json::to_value(schemars::schema_for!($ty)).expect("schemas serialise")),)*]
+            let file = || schemars::generate::SchemaSettings::draft07().into_generator();
+            vec![
+                $(($name, serde_json::to_value(schemars::schema_for!($ty)).expect("schemas serialise")),)*
+                $(($fname, {
+                    let mut v = serde_json::to_value(file().into_root_schema_for::<$fty>())
+                        .expect("schemas serialise");
+                    without_null(&mut v);
+                    v
+                }),)*
+            ]
         }
     };
 }
 
 schemas! {
+    output:
     "envelope", "every machine-mode output (the document around each result)" => crate::output::Envelope;
     "context", "gw context" => crate::ops::context::ContextReport;
     "init", "gw init" => crate::ops::init::InitReport;
@@ -39,6 +56,7 @@ schemas! {
     "create", "gw create" => crate::ops::create::CreateReport;
     "list", "gw list, gw ws list" => crate::ops::list::ListView<'static>;
     "list-status", "gw list --status" => crate::ops::list::ListStatusReport;
+    "list-ports", "gw list --ports" => crate::ops::list::ListPortsReport;
     "ws-show", "gw ws show" => crate::ops::list::ShowView<'static>;
     "status", "gw status" => crate::ops::status::StatusReport;
     "go", "gw go" => crate::ops::go::GoReport;
@@ -50,6 +68,7 @@ schemas! {
     "preset-list", "gw preset list" => crate::ops::preset::PresetListReport;
     "completions", "gw completions" => crate::output::render::Script;
     "schema", "gw schema" => crate::ops::schema::SchemaReport;
+    "skill", "gw skill" => crate::ops::skill::SkillReport;
     "plan", "gw plan <command> (the plan document; gw apply returns the command's own result)" => crate::ops::plan::PlanDoc;
     "sync", "gw sync" => crate::ops::sync::SyncReport;
     "reset", "gw reset" => crate::ops::reset::ResetReport;
@@ -65,7 +84,50 @@ schemas! {
     "plugin-search", "gw plugin search" => crate::ops::plugin::PluginSearchReport;
     "bug-report", "gw bug-report" => crate::ops::bug_report::BugReport;
     "run", "gw run" => crate::ops::run::RunReport;
+    "trust-list", "gw trust list" => crate::ops::trust::TrustListReport;
+    "trust", "gw trust add|remove" => crate::ops::trust::TrustReport;
+    "env", "gw env" => crate::ops::env::EnvReport;
     "help", "--help or --version" => crate::output::render::Help;
+    files:
+    "config", "config.toml, grove's configuration (for editors: `#:schema` in the file)" => crate::config::schema::ConfigFile;
+    "grove-toml", "a repository's .grove.toml (for editors: `#:schema` in the file)" => crate::config::schema::RepoFile;
+}
+
+/// TOML has no null: an optional key is a property that may be absent, never one that may
+/// be `null` (`Option<T>` is `T` in a file's schema).
+#[cfg(test)]
+fn without_null(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    let is_null = |x: &Value| x.get("type").and_then(Value::as_str) == Some("null");
+    if let Value::Object(m) = v {
+        if let Some(Value::Array(types)) = m.get_mut("type") {
+            types.retain(|t| t != "null");
+            if types.len() == 1 {
+                let only = types[0].clone();
+                m.insert("type".into(), only);
+            }
+        }
+        if m.get("default") == Some(&Value::Null) {
+            m.remove("default");
+        }
+        if let Some(Value::Array(any)) = m.get_mut("anyOf")
+            && any.iter().any(is_null)
+        {
+            any.retain(|x| !is_null(x));
+            if let [one] = any.as_slice() {
+                // `{"description": …, "anyOf": [{"$ref": …}, {"type": "null"}]}`: draft-07
+                // ignores a `$ref`'s siblings, so the reference goes under `allOf`.
+                let one = one.clone();
+                m.remove("anyOf");
+                m.insert("allOf".into(), Value::Array(vec![one]));
+            }
+        }
+    }
+    match v {
+        Value::Object(m) => m.values_mut().for_each(without_null),
+        Value::Array(a) => a.iter_mut().for_each(without_null),
+        _ => {}
+    }
 }
 
 /// The schema named `name`.

@@ -15,6 +15,9 @@ struct Rule {
     /// String literals that break it when used as a path component (the whole literal,
     /// quotes excluded, right after `join(` or `from(`).
     literals: &'static [&'static str],
+    /// String literals that break it when they name a program to run (the whole literal,
+    /// right after `new(`: `Cmd::new("rm")`).
+    programs: &'static [&'static str],
     /// Files (relative to the repository root) or directories (ending in `/`) where it
     /// may appear.
     allowed: &'static [&'static str],
@@ -33,6 +36,7 @@ const RULES: &[Rule] = &[
             "io::stderr()",
         ],
         literals: &[],
+        programs: &[],
         allowed: &["gw/src/output/"],
         why: "only the output layer writes to stdout or stderr",
     },
@@ -49,8 +53,10 @@ const RULES: &[Rule] = &[
             "ProgressDrawTarget::stderr",
         ],
         literals: &[],
+        programs: &[],
         allowed: &[
             "gw/src/output/mod.rs",
+            "gw/src/output/emit.rs",
             "gw/src/output/term.rs",
             "gw/src/output/events.rs",
             "gw/src/output/pick.rs",
@@ -64,6 +70,7 @@ const RULES: &[Rule] = &[
         name: "clap",
         forbidden: &["clap::", "use clap"],
         literals: &[],
+        programs: &[],
         allowed: &["gw/src/cli/", "migrate/src/"],
         why: "only the CLI layer knows clap",
     },
@@ -71,6 +78,7 @@ const RULES: &[Rule] = &[
         name: "gix",
         forbidden: &["gix::", "use gix"],
         literals: &[],
+        programs: &[],
         allowed: &["gw/src/git/"],
         why: "only the git adapter imports gix",
     },
@@ -86,6 +94,7 @@ const RULES: &[Rule] = &[
             "env::args_os(",
         ],
         literals: &[],
+        programs: &[],
         allowed: &["gw/src/env.rs", "gw/src/main.rs", "migrate/src/main.rs"],
         why: "the environment is read once, by Env (main passes the arguments)",
     },
@@ -93,6 +102,7 @@ const RULES: &[Rule] = &[
         name: "processes",
         forbidden: &["Command::new(", "process::Command", ".spawn()"],
         literals: &[],
+        programs: &[],
         allowed: &["gw/src/proc/"],
         why: "only proc starts processes (one place for groups, signals, inherited locks)",
     },
@@ -110,9 +120,33 @@ const RULES: &[Rule] = &[
             "grove.log",
             "stats.json",
             "messages.db",
+            "trust.json",
         ],
+        programs: &[],
         allowed: &["gw/src/home.rs"],
         why: "paths in the grove directory (and the trash's name) are built by home.rs",
+    },
+    Rule {
+        name: "removal",
+        forbidden: &[
+            "branch_delete(",
+            "worktree_remove(",
+            "remove_dir_all(",
+            "discard_changes(",
+        ],
+        literals: &[],
+        programs: &["rm", "rmdir"],
+        allowed: &[
+            "gw/src/ops/safety/",
+            // The adapters that define them.
+            "gw/src/git/write.rs",
+            "gw/src/fsx.rs",
+            // gw-migrate's cleanup (issue 29's) removes only its own run directories under
+            // `migrate-backups/`, never a worktree, a branch or a person's files.
+            "gw/src/legacy/cleanup/",
+        ],
+        why: "a branch, a worktree, its registration or a tree of files is removed only by the \
+              safety kernel, which judges what that loses (ops::safety::remove)",
     },
     Rule {
         name: "codes",
@@ -126,6 +160,7 @@ const RULES: &[Rule] = &[
             "(e: fsx::Error) -> Error",
         ],
         literals: &[],
+        programs: &[],
         allowed: &["gw/src/error.rs"],
         why: "a layer's error gets its code (and exit class) in error.rs, once",
     },
@@ -156,10 +191,18 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Where a string literal stands: a path component (right after `join(` or `from(`), or
+/// the program a command runs (right after `new(`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Path,
+    Program,
+}
+
 /// The code of `text` outside `#[cfg(test)]` modules, with comments and the contents of
 /// string and char literals blanked (lengths kept), and the string literals used as a path
-/// component (right after `join(` or `from(`).
-fn code_of(text: &str) -> (String, Vec<String>) {
+/// component or as a program.
+fn code_of(text: &str) -> (String, Vec<(Place, String)>) {
     let text = match test_module(text) {
         Some(i) => &text[..i],
         None => text,
@@ -186,8 +229,11 @@ fn code_of(text: &str) -> (String, Vec<String>) {
                 .find(&close)
                 .map(|e| open + e + close.len())
                 .unwrap_or(rest.len());
-            if path_component(&code) {
-                literals.push(rest[open..end.saturating_sub(close.len())].to_string());
+            if let Some(place) = place(&code) {
+                literals.push((
+                    place,
+                    rest[open..end.saturating_sub(close.len())].to_string(),
+                ));
             }
             code.push_str(&" ".repeat(end));
             i += end;
@@ -196,8 +242,8 @@ fn code_of(text: &str) -> (String, Vec<String>) {
             while j < b.len() && b[j] != b'"' {
                 j += if b[j] == b'\\' { 2 } else { 1 };
             }
-            if path_component(&code) {
-                literals.push(text[i + 1..j.min(b.len())].to_string());
+            if let Some(place) = place(&code) {
+                literals.push((place, text[i + 1..j.min(b.len())].to_string()));
             }
             code.push_str(&" ".repeat((j + 1).min(b.len()) - i));
             i = j + 1;
@@ -237,10 +283,16 @@ fn test_module(text: &str) -> Option<usize> {
     None
 }
 
-/// Whether a string literal about to start follows `join(` or `from(` in `code`.
-fn path_component(code: &str) -> bool {
+/// What a string literal about to start stands for, from the code before it.
+fn place(code: &str) -> Option<Place> {
     let before = code.trim_end();
-    before.ends_with("join(") || before.ends_with("from(")
+    if before.ends_with("join(") || before.ends_with("from(") {
+        Some(Place::Path)
+    } else if before.ends_with("new(") {
+        Some(Place::Program)
+    } else {
+        None
+    }
 }
 
 /// The arguments `shown!` format strings in `text` capture by name (`{name}`), which the
@@ -300,8 +352,13 @@ fn check(rel: &str, text: &str) -> Vec<(&'static str, String)> {
             }
         }
         for l in rule.literals {
-            if literals.iter().any(|x| x == l) {
+            if literals.iter().any(|(p, x)| *p == Place::Path && x == l) {
                 out.push((rule.name, format!("\"{l}\"")));
+            }
+        }
+        for l in rule.programs {
+            if literals.iter().any(|(p, x)| *p == Place::Program && x == l) {
+                out.push((rule.name, format!("the program \"{l}\"")));
             }
         }
     }
@@ -334,6 +391,61 @@ fn the_architecture_invariants_hold() {
         }
     }
     assert!(broken.is_empty(), "tidy:\n{}", broken.join("\n"));
+}
+
+/// The most lines a source file may have before its tests: a file that grows past it holds
+/// more than one thing, and is split.
+const MAX_LINES: usize = 600;
+
+/// Files over [`MAX_LINES`] for now, each with the issue that brings it back under.
+const TOO_LONG_FOR_NOW: &[(&str, &str)] = &[];
+
+/// The lines of `text` before its `#[cfg(test)]` module, when it has more than
+/// [`MAX_LINES`].
+fn too_long(text: &str) -> Option<usize> {
+    let code = match test_module(text) {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    let n = code.lines().count();
+    (n > MAX_LINES).then_some(n)
+}
+
+#[test]
+fn no_source_file_is_longer_than_600_lines() {
+    let root = root();
+    let mut files = Vec::new();
+    rust_files(&root.join("gw/src"), &mut files);
+    let mut long = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if f.file_name().is_some_and(|n| n == "tests.rs")
+            || TOO_LONG_FOR_NOW.iter().any(|(r, _)| *r == rel)
+        {
+            continue;
+        }
+        if let Some(n) = too_long(&std::fs::read_to_string(f).unwrap()) {
+            long.push(format!("{rel}: {n} lines before its tests"));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "longer than {MAX_LINES} lines (split them):\n{}",
+        long.join("\n")
+    );
+    // The check itself fires, and counts only what comes before the tests.
+    let planted = "fn f() {}\n".repeat(MAX_LINES + 1);
+    assert_eq!(too_long(&planted), Some(MAX_LINES + 1));
+    let with_tests = format!(
+        "{}#[cfg(test)]\nmod tests {{\n{}}}\n",
+        "fn f() {}\n".repeat(MAX_LINES),
+        "fn t() {}\n".repeat(100)
+    );
+    assert_eq!(too_long(&with_tests), None);
 }
 
 /// Every invariant is listed in ARCHITECTURE.md with the tidy rule that enforces it.
@@ -425,6 +537,36 @@ fn the_checker_finds_planted_violations() {
             "p.line(shown!(\"Workspace {name} at {}\", path))?;",
             "terminal",
         ),
+        (
+            "gw/src/ops/delete.rs",
+            "git::branch_delete(source, branch, true)?;",
+            "removal",
+        ),
+        (
+            "gw/src/ops/doctor/fix.rs",
+            "git::worktree_remove(source, path, true)",
+            "removal",
+        ),
+        (
+            "gw/src/ops/x.rs",
+            "let _ = fsx::remove_dir_all(p);",
+            "removal",
+        ),
+        (
+            "gw/src/ops/x.rs",
+            "std::fs::remove_dir_all(&p).ok();",
+            "removal",
+        ),
+        (
+            "gw/src/ops/x.rs",
+            "Cmd::new(\"rm\").args([\"-rf\", p]).run()",
+            "removal",
+        ),
+        (
+            "gw/src/ops/reset.rs",
+            "git::discard_changes(path)?;",
+            "removal",
+        ),
     ];
     for (rel, text, rule) in planted {
         let found = check(rel, text);
@@ -457,6 +599,17 @@ fn the_checker_finds_planted_violations() {
     assert!(check("gw/src/ops/x.rs", "fn f<'a>(x: &'a str) -> char { 'x' }").is_empty());
     assert!(
         check(
+            "gw/src/ops/safety/remove.rs",
+            "git::branch_delete(s, b, true)?;"
+        )
+        .is_empty()
+    );
+    assert!(
+        check("gw/src/cli/args.rs", "#[command(visible_alias = \"rm\")]").is_empty(),
+        "a literal \"rm\" that runs nothing"
+    );
+    assert!(
+        check(
             "gw/src/ops/x.rs",
             "const NAMES: &[&str] = &[\"operations\"];"
         )
@@ -469,4 +622,44 @@ fn the_checker_finds_planted_violations() {
         )
         .is_empty()
     );
+}
+
+/// Nothing in the workspace is conditional on the CPU architecture, so that `.ci/run`
+/// lints macOS once (aarch64-apple-darwin) for both of its release architectures: every
+/// `cfg` the x86_64 build sees, the aarch64 lint saw. Code that needs `target_arch` brings
+/// back the second lint with it.
+#[test]
+fn no_code_is_conditional_on_the_cpu_architecture() {
+    let root = root();
+    let mut files = Vec::new();
+    for dir in ["gw/src", "gw/tests", "migrate/src", "e2e", "xtask/src"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 100, "found the sources ({})", files.len());
+    let found: Vec<String> = files
+        .iter()
+        .filter(|f| arch_conditional(&std::fs::read_to_string(f).unwrap()))
+        .map(|f| f.strip_prefix(&root).unwrap().display().to_string())
+        .collect();
+    assert!(
+        found.is_empty(),
+        "code conditional on the CPU architecture in {found:?}: lint x86_64-apple-darwin in .ci/run again"
+    );
+    // The check itself fires (the planted text is built, so that this file holds none).
+    let planted = format!(
+        "#[cfg({} = \"x86_64\")]\nfn f() {{}}\n",
+        ["target", "_arch"].concat()
+    );
+    assert!(arch_conditional(&planted));
+    assert!(!arch_conditional(&format!(
+        "// a comment naming {}\n",
+        ["target", "_arch"].concat()
+    )));
+}
+
+/// Whether `text` has code (not a comment) that names `target_arch`.
+fn arch_conditional(text: &str) -> bool {
+    let needle = ["target", "_arch"].concat();
+    text.lines()
+        .any(|l| l.contains(&needle) && !l.trim_start().starts_with("//"))
 }

@@ -23,12 +23,7 @@ use crate::report::{MigrateReport, RestoreView};
 /// changed is backed up under <grove dir>/migrate-backups/, and `gw-migrate restore` puts
 /// it back.
 #[derive(Debug, Parser)]
-#[command(
-    name = "gw-migrate",
-    version,
-    max_term_width = 100,
-    args_conflicts_with_subcommands = true
-)]
+#[command(name = "gw-migrate", version = grove::VERSION, max_term_width = 100)]
 struct Cli {
     /// Output format: `text` for people, `json` for programs (one JSON envelope on stdout)
     #[arg(long, global = true, value_enum, value_name = "FORMAT")]
@@ -62,6 +57,19 @@ struct ScanArgs {
     /// More directories to scan, two levels deep
     #[arg(value_name = "ROOT")]
     roots: Vec<PathBuf>,
+}
+
+impl ScanArgs {
+    /// The first scan argument given, if any (none of them goes with `restore`).
+    fn given(&self) -> Option<String> {
+        if self.apply {
+            Some("--apply".into())
+        } else if self.include_tracked {
+            Some("--include-tracked".into())
+        } else {
+            self.roots.first().map(|r| r.to_string_lossy().into_owned())
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -109,6 +117,12 @@ fn execute(env: &Env, cli: Cli) -> Result<Box<dyn Render>> {
         Cancel::never()
     };
     if let Some(Command::Restore { id }) = cli.command {
+        if let Some(flag) = cli.scan.given() {
+            return Err(
+                Error::usage(format!("`{flag}` does not go with `restore`"))
+                    .with_fix("Run `gw-migrate restore [ID]` alone; to scan a directory named `restore`, write it as `./restore`"),
+            );
+        }
         let report = cleanup::restore(&home, env, id.as_deref(), &cancel)?;
         return Ok(Box::new(RestoreView { report, base_argv }));
     }
@@ -170,9 +184,16 @@ mod tests {
         let c = Cli::try_parse_from(["gw-migrate", "--apply", "/a", "/b"]).unwrap();
         assert!(c.scan.apply && c.command.is_none());
         assert_eq!(c.scan.roots.len(), 2);
-        // After a flag, `restore` is a directory to scan, not the subcommand.
+        // `restore` is the subcommand after the global options too; a scan flag with it is
+        // refused when it runs, and `./restore` is a directory.
+        let c = Cli::try_parse_from(["gw-migrate", "--grove-dir", "/g", "restore"]).unwrap();
+        assert!(matches!(c.command, Some(Command::Restore { id: None })));
+        let c = Cli::try_parse_from(["gw-migrate", "--format", "json", "restore", "X"]).unwrap();
+        assert!(matches!(c.command, Some(Command::Restore { id: Some(_) })));
         let c = Cli::try_parse_from(["gw-migrate", "--apply", "restore"]).unwrap();
+        assert_eq!(c.scan.given().as_deref(), Some("--apply"));
+        let c = Cli::try_parse_from(["gw-migrate", "--apply", "./restore"]).unwrap();
         assert!(c.command.is_none());
-        assert_eq!(c.scan.roots, [PathBuf::from("restore")]);
+        assert_eq!(c.scan.roots, [PathBuf::from("./restore")]);
     }
 }

@@ -8,12 +8,16 @@
 //! - `cargo xtask bench` hot paths timed as ratios against git baselines
 //! - `cargo xtask size` release binary size by crate, optionally against another revision
 //! - `cargo xtask dist` the release archive, its checksums and its size report
+//! - `cargo xtask assemble` one release from every target's `dist`: checked, with the
+//!   Homebrew formula and one `SHA256SUMS` (what the release workflow publishes)
+//! - `cargo xtask status-diff` grove's status against git's on seeded random states
 //! - `cargo xtask man`  the man pages of `gw` (clap_mangen)
 //!
 //! Every task answers `-h`/`--help` (before any `--`) with its usage and does nothing else,
 //! and checks its arguments before it starts work.
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
 
+mod assemble;
 mod bench;
 mod chaos;
 mod demo;
@@ -21,6 +25,7 @@ mod dist;
 mod e2e;
 mod man;
 mod size;
+mod status_diff;
 mod util;
 
 use std::process::ExitCode;
@@ -91,10 +96,22 @@ const TASKS: &[Task] = &[
         run: man::run,
     },
     Task {
+        name: "status-diff",
+        usage: status_diff::USAGE,
+        check: |a| status_diff::parse(a).map(drop),
+        run: status_diff::run,
+    },
+    Task {
         name: "dist",
         usage: dist::USAGE,
         check: |a| dist::parse(a).map(drop),
         run: dist::run,
+    },
+    Task {
+        name: "assemble",
+        usage: assemble::USAGE,
+        check: |a| assemble::parse(a).map(drop),
+        run: assemble::run,
     },
 ];
 
@@ -172,7 +189,11 @@ tasks:
   demo    walk a workspace through its lifecycle on three sample repositories [--keep]
   bench   time grove's hot paths against git baselines [--quick] [--json FILE] [--scaling]
   size    release binary size by crate, cargo-bloat's JSON, before/after tables
-  dist    the release archive of gw and gw-migrate, SHA256SUMS and the size report
+  dist    the release archive of gw and gw-migrate for one target [--target TRIPLE],
+          SHA256SUMS and the size report
+  assemble  one release from every target's dist output: checks, Homebrew formula, sums
+  status-diff  grove's status against git's on seeded random worktree states
+          [--seeds N] [--seed S] [--states N]
   man     write gw's man pages into target/man (or DIR)";
 
 const CI_USAGE: &str = "usage: cargo xtask ci
@@ -306,14 +327,9 @@ mod tests {
         found
     }
 
-    /// The workflow's `run:` lines call only tasks that exist, with arguments they accept.
-    #[test]
-    fn workflow_runs_only_xtask_commands_that_parse() {
-        let root = util::project_root();
-        let path = root.join(".github/workflows/ci.yml");
-        let text = std::fs::read_to_string(&path).unwrap();
-        // The `run:` steps: a `run:` line and, for a block (`run: |`), the lines indented
-        // deeper than it.
+    /// The `run:` steps of a workflow: a `run:` line and, for a block (`run: |`), the
+    /// lines indented deeper than it.
+    fn run_steps(text: &str) -> String {
         let mut runs = String::new();
         let mut block: Option<usize> = None;
         for line in text.lines() {
@@ -337,29 +353,69 @@ mod tests {
                 }
             }
         }
-        let calls = xtask_invocations(&runs);
-        let tasks: Vec<&str> = calls
-            .iter()
-            .filter_map(|c| c.first().map(String::as_str))
+        runs
+    }
+
+    /// The workflows' `run:` lines call only tasks that exist, with arguments they accept
+    /// (a variable the workflow sets is given each value it can take), and ci.yml and
+    /// release.yml each run the tasks they are for.
+    #[test]
+    fn workflows_run_only_xtask_commands_that_parse() {
+        let root = util::project_root();
+        let release = std::fs::read_to_string(root.join(".github/workflows/release.yml")).unwrap();
+        // The release's build matrix is exactly the targets a release has.
+        let targets: Vec<&str> = release
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("- target: "))
             .collect();
-        for needed in ["ci", "e2e", "size"] {
-            assert!(
-                tasks.contains(&needed),
-                "the workflow runs no `cargo xtask {needed}`: {tasks:?}"
-            );
-        }
-        for call in &calls {
-            let (name, args) = call.split_first().expect("a task after `cargo xtask`");
-            check(name, args).unwrap_or_else(|e| panic!("`cargo xtask {}`: {e}", call.join(" ")));
-        }
-        // Scripts the workflow runs exist.
-        for w in runs.split_whitespace() {
-            let w = w.trim_matches(['"', '\'']);
-            if w.starts_with(".ci/") || w.starts_with("./") {
+        assert_eq!(targets, assemble::RELEASE_TARGETS, "release.yml's matrix");
+        for (file, needed) in [
+            ("ci.yml", &["ci", "e2e", "size"][..]),
+            ("release.yml", &["dist", "assemble"]),
+        ] {
+            let path = root.join(".github/workflows").join(file);
+            let runs = run_steps(&std::fs::read_to_string(&path).unwrap());
+            let calls = xtask_invocations(&runs);
+            let tasks: Vec<&str> = calls
+                .iter()
+                .filter_map(|c| c.first().map(String::as_str))
+                .collect();
+            for task in needed {
                 assert!(
-                    root.join(w).exists(),
-                    "the workflow runs {w}, which does not exist"
+                    tasks.contains(task),
+                    "{file} runs no `cargo xtask {task}`: {tasks:?}"
                 );
+            }
+            for call in &calls {
+                let (name, args) = call.split_first().expect("a task after `cargo xtask`");
+                let values: Vec<&str> = if args.iter().any(|a| a == "$TARGET") {
+                    targets.clone()
+                } else {
+                    vec![""]
+                };
+                for target in values {
+                    let args: Vec<String> = args
+                        .iter()
+                        .map(|a| match a.as_str() {
+                            "$TARGET" => target.to_string(),
+                            "$TAG" => "v1.2.3".to_string(),
+                            _ => a.clone(),
+                        })
+                        .collect();
+                    check(name, &args).unwrap_or_else(|e| {
+                        panic!("{file}: `cargo xtask {}`: {e}", call.join(" "))
+                    });
+                }
+            }
+            // Scripts the workflow runs exist.
+            for w in runs.split_whitespace() {
+                let w = w.trim_matches(['"', '\'']);
+                if w.starts_with(".ci/") || w.starts_with("./") {
+                    assert!(
+                        root.join(w).exists(),
+                        "{file} runs {w}, which does not exist"
+                    );
+                }
             }
         }
     }

@@ -39,7 +39,8 @@ const FORMAT: u64 = 2;
 /// cargo-bloat's default for `-n`.
 const DEFAULT_CRATES: usize = 20;
 
-pub const USAGE: &str = "usage: cargo xtask size [--label LABEL] [--out DIR] [--baseline REV] [--crates N] [--filter CRATE]
+pub const USAGE: &str = "usage: cargo xtask size [--label LABEL] [--out DIR] [--baseline REV] [--target TRIPLE] [--crates N] [--filter CRATE]
+       cargo xtask size --rev REV --label LABEL [--out DIR] [--target TRIPLE]
        cargo xtask size --compare BEFORE.json AFTER.json [--crates N] [--filter CRATE]
 
 Builds the release gw and gw-migrate, attributes each one's text section to crates as
@@ -52,6 +53,11 @@ larger than size-reports/budget.toml allows.
   --out DIR        where reports are written (default: size-reports/)
   --baseline REV   also build REV in a temporary git worktree and print a before/after
                    table by crate instead
+  --rev REV        measure REV (a tag, branch or commit, built in a temporary git worktree
+                   by this xtask) instead of the working tree, e.g. to give an old report
+                   its cargo-bloat files
+  --target TRIPLE  build for TRIPLE (`rustup target add` it first), e.g.
+                   x86_64-unknown-linux-musl; default: this machine's
   --compare A B    print the before/after table of two saved reports (LABEL.json,
                    LABEL.BIN.bloat.json, or `cargo bloat --crates --message-format json`
                    output) without building
@@ -65,7 +71,9 @@ pub struct Options {
     label: Option<String>,
     out: Option<PathBuf>,
     baseline: Option<String>,
+    rev: Option<String>,
     compare: Option<(PathBuf, PathBuf)>,
+    target: Option<String>,
     crates: Option<usize>,
     filter: Option<String>,
 }
@@ -84,6 +92,8 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
             "--label" => opts.label = Some(value("--label")?),
             "--out" => opts.out = Some(PathBuf::from(value("--out")?)),
             "--baseline" => opts.baseline = Some(value("--baseline")?),
+            "--rev" => opts.rev = Some(value("--rev")?),
+            "--target" => opts.target = Some(check_target(&value("--target")?)?),
             "--compare" => {
                 let a = value("--compare")?;
                 let b = it
@@ -109,11 +119,20 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
     if opts.filter.as_deref() == Some("") {
         return Err("--filter needs a crate name".into());
     }
+    if opts.rev.is_some() && (opts.baseline.is_some() || opts.label.is_none()) {
+        return Err(
+            "--rev writes the report of one revision: it takes a --label and no --baseline".into(),
+        );
+    }
     if opts.compare.is_some()
-        && (opts.label.is_some() || opts.baseline.is_some() || opts.out.is_some())
+        && (opts.rev.is_some()
+            || opts.label.is_some()
+            || opts.baseline.is_some()
+            || opts.out.is_some()
+            || opts.target.is_some())
     {
         return Err(
-            "--compare reads two saved reports; it builds nothing, so it takes no --label, --out or --baseline"
+            "--compare reads two saved reports; it builds nothing, so it takes no --rev, --label, --out, --baseline or --target"
                 .into(),
         );
     }
@@ -133,15 +152,38 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let root = util::project_root();
     let target_dir = util::target_dir(&root)?;
-    let meta = Meta::of(&root)?;
+    let meta = Meta::of(&root, opts.target.as_deref())?;
     let budgets = budgets(&root)?;
+
+    if let (Some(rev), Some(label)) = (&opts.rev, &opts.label) {
+        let (commit, bins) = measure_commit(&root, rev, &target_dir, &meta)?;
+        let meta = Meta {
+            commit,
+            dirty: false,
+            ..meta
+        };
+        let dir = opts
+            .out
+            .clone()
+            .unwrap_or_else(|| root.join("size-reports"));
+        for path in write_reports(&dir, label, &meta, &bins)? {
+            eprintln!("wrote {}", path.display());
+        }
+        print!("{}", measurement(&bins, &opts, &budgets)?);
+        return Ok(());
+    }
 
     // The working tree first: it is what was asked for, and editing it while the slower
     // baseline builds must not change what is recorded.
     util::step("measuring the working tree");
-    let after = measure(&root, &target_dir, &target_dir.join("size").join("symbols"))?;
+    let after = measure(
+        &root,
+        &target_dir,
+        &target_dir.join("size").join("symbols"),
+        &meta,
+    )?;
     let before = match &opts.baseline {
-        Some(rev) => Some(measure_rev(&root, rev, &target_dir)?),
+        Some(rev) => Some(measure_rev(&root, rev, &target_dir, &meta)?),
         None => None,
     };
     let label = opts.label.clone().or_else(|| {
@@ -209,14 +251,26 @@ pub struct Meta {
     pub commit: String,
     pub dirty: bool,
     pub toolchain: BTreeMap<String, String>,
+    /// The target triple built for: `--target`'s, else the host's.
+    target: String,
+    /// Whether `--target` was given (cargo then builds into `target/TRIPLE/`).
+    cross: bool,
 }
 
 impl Meta {
-    pub fn of(root: &Path) -> Result<Meta, String> {
+    /// The checkout at `root`, built for `target` (`None`: this machine).
+    pub fn of(root: &Path, target: Option<&str>) -> Result<Meta, String> {
+        let toolchain = toolchain()?;
+        let host = toolchain
+            .get("host")
+            .cloned()
+            .ok_or("`rustc -vV` names no host")?;
         Ok(Meta {
             commit: git(root, &["rev-parse", "HEAD"])?,
             dirty: is_dirty(root)?,
-            toolchain: toolchain()?,
+            toolchain,
+            target: target.map_or(host, str::to_string),
+            cross: target.is_some(),
         })
     }
 
@@ -229,12 +283,37 @@ impl Meta {
         }
     }
 
-    /// The host triple: what these builds target.
-    pub fn target(&self) -> Result<&str, String> {
-        self.toolchain
-            .get("host")
-            .map(String::as_str)
-            .ok_or_else(|| "`rustc -vV` names no host".into())
+    /// The triple these builds target.
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    /// `--target TRIPLE` for cargo when one was asked for.
+    fn target_args(&self) -> Vec<&str> {
+        if self.cross {
+            vec!["--target", &self.target]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// A target triple as `--target` takes it: `ARCH-VENDOR-OS[-ENV]`, so that a typo is
+/// refused before anything builds, and the triple is safe in a file name.
+pub fn check_target(t: &str) -> Result<String, String> {
+    let parts: Vec<&str> = t.split('-').collect();
+    let ok = (3..=4).contains(&parts.len())
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'.')
+        });
+    if ok {
+        Ok(t.to_string())
+    } else {
+        Err(format!(
+            "`{t}` is not a target triple (e.g. x86_64-unknown-linux-musl; `rustup target list` names them)"
+        ))
     }
 }
 
@@ -302,7 +381,7 @@ fn report_json(
         "commit": meta.commit,
         "dirty": meta.dirty,
         "toolchain": meta.toolchain,
-        "target": meta.toolchain.get("host"),
+        "target": meta.target,
         "profile": "release",
         "attribution": "cargo-bloat 0.12 crate mode (std crates folded into std)",
         "binaries": bins.iter().map(|b| json!({
@@ -317,8 +396,33 @@ fn report_json(
     })
 }
 
-/// Checks `rev` out in a temporary worktree, measures it, and removes the worktree.
-fn measure_rev(root: &Path, rev: &str, target_dir: &Path) -> Result<(String, Side), String> {
+/// `rev` measured ([`measure_commit`]) as one side of a comparison.
+fn measure_rev(
+    root: &Path,
+    rev: &str,
+    target_dir: &Path,
+    meta: &Meta,
+) -> Result<(String, Side), String> {
+    let (commit, bins) = measure_commit(root, rev, target_dir, meta)?;
+    Ok((
+        rev.to_string(),
+        Side {
+            title: format!("`{rev}` ({})", short(&commit)),
+            legacy: false,
+            single: false,
+            bins: bins.iter().map(BinSize::saved).collect(),
+        },
+    ))
+}
+
+/// Checks `rev` out in a temporary worktree, measures it, and removes the worktree; the
+/// full commit and its binaries.
+fn measure_commit(
+    root: &Path,
+    rev: &str,
+    target_dir: &Path,
+    meta: &Meta,
+) -> Result<(String, Vec<BinSize>), String> {
     let commit = git(
         root,
         &["rev-parse", "--verify", &format!("{rev}^{{commit}}")],
@@ -348,24 +452,19 @@ fn measure_rev(root: &Path, rev: &str, target_dir: &Path) -> Result<(String, Sid
         &tree,
         &base.join("baseline"),
         &base.join("baseline-symbols"),
+        meta,
     )?;
-    Ok((
-        rev.to_string(),
-        Side {
-            title: format!("`{rev}` ({})", short(&commit)),
-            legacy: false,
-            single: false,
-            bins: bins.iter().map(BinSize::saved).collect(),
-        },
-    ))
+    Ok((commit, bins))
 }
 
-/// Builds and measures the shipped binaries of the workspace at `root`: the stripped
-/// builds into `shipped_dir`, the ones with symbols into `symbols_dir`.
+/// Builds and measures the shipped binaries of the workspace at `root` for `meta`'s
+/// target: the stripped builds into `shipped_dir`, the ones with symbols into
+/// `symbols_dir`.
 pub fn measure(
     root: &Path,
     shipped_dir: &Path,
     symbols_dir: &Path,
+    meta: &Meta,
 ) -> Result<Vec<BinSize>, String> {
     let metadata = MetadataCommand::new()
         .manifest_path(root.join("Cargo.toml"))
@@ -385,11 +484,12 @@ pub fn measure(
     if bins.is_empty() {
         return Err(format!("{} defines none of {SHIPPED:?}", root.display()));
     }
-    let sysroot = sysroot_rlibs()?;
+    let sysroot = sysroot_rlibs(meta.target())?;
+    let target = meta.target_args();
     let mut out = Vec::new();
     for (bin, package) in bins {
         util::step(&format!("cargo build --release -p {package} --bin {bin}"));
-        let shipped = build(root, shipped_dir, &package, bin, &[])?;
+        let shipped = build(root, shipped_dir, &package, bin, &target, &[])?;
         util::step(&format!(
             "the same with symbols, for the attribution ({bin})"
         ));
@@ -398,6 +498,7 @@ pub fn measure(
             symbols_dir,
             &package,
             bin,
+            &target,
             &[("CARGO_PROFILE_RELEASE_STRIP", "false")],
         )?;
         let file_size = file_len(&shipped.exe)?;
@@ -436,6 +537,7 @@ fn build(
     target_dir: &Path,
     package: &str,
     bin: &str,
+    target: &[&str],
     env: &[(&str, &str)],
 ) -> Result<Built, String> {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
@@ -449,6 +551,7 @@ fn build(
         "--bin",
         bin,
     ])
+    .args(target)
     .current_dir(root)
     .env("CARGO_TARGET_DIR", target_dir)
     .stderr(Stdio::inherit());
@@ -458,7 +561,8 @@ fn build(
     let out = cmd.output().map_err(|e| format!("cargo: {e}"))?;
     if !out.status.success() {
         return Err(format!(
-            "cargo build --release -p {package} --bin {bin} in {} failed",
+            "cargo build --release -p {package} --bin {bin} {} in {} failed",
+            target.join(" "),
             root.display()
         ));
     }
@@ -490,8 +594,9 @@ fn build(
     Ok(Built { exe, crates, rlibs })
 }
 
-/// The standard library's rlibs in the sysroot, `(crate name, path)` sorted by name.
-fn sysroot_rlibs() -> Result<Vec<(String, PathBuf)>, String> {
+/// The standard library's rlibs for `target` in the sysroot, `(crate name, path)` sorted
+/// by name.
+fn sysroot_rlibs(target: &str) -> Result<Vec<(String, PathBuf)>, String> {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let out = Command::new(&rustc)
         .args(["--print", "sysroot"])
@@ -501,13 +606,15 @@ fn sysroot_rlibs() -> Result<Vec<(String, PathBuf)>, String> {
         return Err(format!("`{rustc} --print sysroot` failed"));
     }
     let sysroot = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    let host = toolchain()?
-        .get("host")
-        .cloned()
-        .ok_or("`rustc -vV` names no host")?;
-    let dir = sysroot.join("lib/rustlib").join(host).join("lib");
+    let dir = sysroot.join("lib/rustlib").join(target).join("lib");
+    let entries = std::fs::read_dir(&dir).map_err(|e| {
+        format!(
+            "{}: {e} (is the target installed? `rustup target add {target}`)",
+            dir.display()
+        )
+    })?;
     let mut libs = Vec::new();
-    for entry in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+    for entry in entries {
         let path = entry.map_err(|e| e.to_string())?.path();
         if path.extension().and_then(|e| e.to_str()) != Some("rlib") {
             continue;
@@ -1432,6 +1539,8 @@ mod tests {
         assert_eq!(o.baseline.as_deref(), Some("v0.1.0"));
         assert_eq!(o.crates, Some(5));
         assert_eq!(o.filter.as_deref(), Some("gix"));
+        let o = parse(&args(&["--rev", "1f8ea49", "--label", "before"])).unwrap();
+        assert_eq!(o.rev.as_deref(), Some("1f8ea49"));
         let o = parse(&args(&["--compare", "a.json", "b.json"])).unwrap();
         assert_eq!(
             o.compare,
@@ -1441,6 +1550,9 @@ mod tests {
             &["--crates", "x"][..],
             &["--compare", "a.json"],
             &["--compare", "a", "b", "--baseline", "main"],
+            &["--compare", "a", "b", "--rev", "main"],
+            &["--rev", "main"],
+            &["--rev", "main", "--label", "x", "--baseline", "v1"],
             &["--label", "../x"],
             &["--frobnicate"],
             &["--filter", ""],
@@ -1549,6 +1661,8 @@ mod tests {
             commit: "0123456789abcdef".into(),
             dirty: false,
             toolchain: BTreeMap::from([("host".to_string(), "x86_64-unknown-linux-gnu".into())]),
+            target: "x86_64-unknown-linux-musl".into(),
+            cross: true,
         };
         let bin = BinSize {
             name: "gw".into(),
@@ -1726,7 +1840,8 @@ pub(crate) mod release_tests {
         }
         let target = util::target_dir(&root).unwrap();
         let symbols = target.join("size").join("symbols");
-        let ours = measure(&root, &target, &symbols).unwrap();
+        let meta = Meta::of(&root, None).unwrap();
+        let ours = measure(&root, &target, &symbols, &meta).unwrap();
         for b in &ours {
             let out = Command::new("cargo")
                 .args([

@@ -1,6 +1,7 @@
 //! The race suite: sixteen `gw` processes at once, a seeded mix of `create`, `delete`,
-//! `rename`, `sync`, `add-repo`, `remove-repo` and `prune` over three shared repositories
-//! and a small pool of workspace names (so they collide). Every command must succeed or
+//! `rename`, `sync`, `add-repo`, `remove-repo`, `prune` and `prune branches` over three
+//! shared repositories and a small pool of workspace names (so they collide), with creates
+//! of different names on one shared branch (one of them wins, the others get a conflict). Every command must succeed or
 //! fail cleanly — one valid envelope, an exit code of its error's class, an error a race
 //! can explain (never `INTERNAL`, a panic or a non-JSON stdout) — and afterwards, once
 //! every process they started has ended, the auditor must find nothing: git agrees with
@@ -10,7 +11,8 @@
 //! workspaces were made (so `sync` rebases); workspaces `i0`..`i5` over different subsets,
 //! `i0`, `i1` and `i4` created long ago (so `prune` deletes them), `i1` and `i3` with a
 //! commit of their own; a dirty tracked file in `web`'s checkout, an untracked one in
-//! `api`'s.
+//! `api`'s; a merged branch `done` in every repository (so `prune branches` has something
+//! to delete while deletes and creates come and go).
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -31,6 +33,8 @@ const INITIAL: [(&str, &str, bool); 6] = [
     ("i5", "svc", false),
 ];
 const NEW: [&str; 6] = ["n0", "n1", "n2", "n3", "n4", "n5"];
+/// The branch creates of different names race for.
+const SHARED: &str = "feat/shared";
 
 /// Errors a race explains: the other process got there first, or held the lock too long.
 pub const CLEAN_CODES: [&str; 8] = [
@@ -90,7 +94,8 @@ impl Outcome {
 }
 
 /// The commands of the run with this seed: the first renames an initial workspace and the
-/// second prunes (the pair that races worst), the rest are drawn with weights.
+/// second prunes (the pair that races worst), the third prunes branches and the next two
+/// create new workspaces on one branch, the rest are drawn with weights.
 pub fn jobs(seed: u64, procs: usize) -> Vec<Vec<String>> {
     let mut rng = Rng::new(seed);
     let initial: Vec<&str> = INITIAL.iter().map(|(n, _, _)| *n).collect();
@@ -109,7 +114,18 @@ pub fn jobs(seed: u64, procs: usize) -> Vec<Vec<String>> {
     let mut lines: Vec<Vec<String>> = Vec::new();
     lines.push(s(&["rename", rng.pick(&initial), "--to", rng.pick(&NEW)]));
     lines.push(s(&["prune", "--min-age", "7d", "--yes"]));
-    const WEIGHTS: [(&str, u64); 7] = [
+    lines.push(s(&["prune", "branches", "--yes"]));
+    let shared = |rng: &mut Rng, name: &str| {
+        let repos = subset(rng);
+        s(&["create", name, "-b", SHARED, "-r", &repos])
+    };
+    // Two different names on one branch: one wins, the other is told whose it is.
+    let first = rng.pick(&NEW);
+    let others: Vec<&str> = NEW.iter().copied().filter(|n| *n != first).collect();
+    let second = rng.pick(&others);
+    lines.push(shared(&mut rng, first));
+    lines.push(shared(&mut rng, second));
+    const WEIGHTS: [(&str, u64); 9] = [
         ("create", 4),
         ("delete", 3),
         ("rename", 3),
@@ -117,6 +133,8 @@ pub fn jobs(seed: u64, procs: usize) -> Vec<Vec<String>> {
         ("add-repo", 2),
         ("remove-repo", 2),
         ("prune", 1),
+        ("prune-branches", 1),
+        ("create-shared", 1),
     ];
     let total: u64 = WEIGHTS.iter().map(|(_, w)| w).sum();
     // A command on an existing workspace is the interesting race; one on a name that was
@@ -170,6 +188,11 @@ pub fn jobs(seed: u64, procs: usize) -> Vec<Vec<String>> {
                 let repos = subset(&mut rng);
                 s(&["remove-repo", name, "-r", &repos])
             }
+            "prune-branches" => s(&["prune", "branches", "--yes"]),
+            "create-shared" => {
+                let name = rng.pick(&NEW);
+                shared(&mut rng, name)
+            }
             _ => s(&["prune", "--min-age", "7d", "--yes"]),
         };
         lines.push(line);
@@ -208,6 +231,7 @@ impl Suite {
             }
         });
         for r in REPOS {
+            env.git(&env.repos.join(r), &["branch", "done", "main"]);
             env.push_upstream(r, "main", "upstream.txt", "upstream moved on\n");
         }
         std::fs::write(env.repos.join("web/README.md"), "edited, not committed\n").unwrap();

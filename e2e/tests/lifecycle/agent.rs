@@ -44,6 +44,7 @@ fn an_agent_drives_the_lifecycle_through_json_and_next_actions() {
         "setup",
     );
     env.git(&api_src, &["push", "-q", "origin", "main"]);
+    env.trust("api").success();
     let config = env.grove_home.join("config.toml");
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str("\n[hooks]\npost_create = \"echo hook-out; echo hook-err >&2\"\n");

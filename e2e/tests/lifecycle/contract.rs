@@ -127,6 +127,23 @@ pre_delete = '''s="$GW_HOME/state.json"; sed 's/"created_at": "[^"]*"/"created_a
         "nothing was deleted"
     );
 
+    // A port of the stack held by another process (this test): `gw run` starts nothing.
+    let ports = TestEnv::with_repos(&["api"]);
+    let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).unwrap();
+    let held = listener.local_addr().unwrap().port();
+    ports.append_config(&format!("\n[ports]\nbase = {held}\nblock = 1\n"));
+    std::fs::write(
+        ports.repos.join("api/.grove.toml"),
+        "run = \"true\"\n[ports]\nhttp = 8080\n",
+    )
+    .unwrap();
+    ports.trust("api").success();
+    ports
+        .gw(&["create", "srv", "-b", "srv", "-r", "api"])
+        .success();
+    check(&ports, &["run", "srv"], "PORT_IN_USE", 4);
+    drop(listener);
+
     // An interrupted operation on a workspace, waiting for `gw doctor --fix`.
     let pending = TestEnv::with_repos(&["api"]);
     let ops = pending.grove_home.join("operations");
@@ -144,6 +161,21 @@ pre_delete = '''s="$GW_HOME/state.json"; sed 's/"created_at": "[^"]*"/"created_a
         "RECOVERY_PENDING",
         5,
     );
+
+    // A repository whose `.grove.toml` commands nobody approved.
+    let untrusted = TestEnv::with_repos(&["api"]);
+    std::fs::write(
+        untrusted.repos.join("api/.grove.toml"),
+        "setup = \"true\"\n",
+    )
+    .unwrap();
+    check(
+        &untrusted,
+        &["create", "u", "-b", "u", "-r", "api"],
+        "UNTRUSTED_COMMANDS",
+        6,
+    );
+    assert!(!untrusted.workspace_dir().join("u").exists());
 
     // A state file that is not JSON, and one that is not a file at all.
     let corrupt = TestEnv::with_repos(&["api"]);

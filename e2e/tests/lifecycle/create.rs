@@ -532,3 +532,41 @@ fn checkout_workers_follow_the_threads_unless_the_user_set_them() {
         add_line("mine")
     );
 }
+
+/// `--replace` onto the branch of the workspace it replaces: create holds that branch's
+/// lock while the replaced workspace is deleted, and the delete takes the same lock. It
+/// once waited on its own lock until the lock timeout, after the replaced workspace's
+/// teardown had begun.
+#[test]
+fn replace_onto_the_replaced_workspaces_branch() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    env.create("old", "topic", "api");
+    let inside = env.ws("old").join("api");
+    let args = [
+        "create",
+        "new",
+        "-b",
+        "topic",
+        "-r",
+        "api,web",
+        "--replace",
+        "--force",
+        "--format",
+        "json",
+    ];
+    let mut cmd = env.gw_cmd(&args);
+    cmd.current_dir(&inside).env("GW_LOCK_TIMEOUT_MS", "3000");
+    let run = e2e::Run::from(
+        format!("gw {}", args.join(" ")),
+        cmd.output().expect("gw runs"),
+    )
+    .success();
+    let r = run.result();
+    assert_eq!(r["replaced"], "old", "{r:#}");
+    assert!(!env.ws("old").exists());
+    assert_eq!(
+        env.git(&env.ws("new").join("api"), &["branch", "--show-current"]),
+        "topic"
+    );
+    env.assert_git_agrees_with_state();
+}

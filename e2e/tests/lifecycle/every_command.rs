@@ -36,6 +36,7 @@ fn every_command_succeeds_and_fails_in_one_valid_envelope() {
         "run command",
     );
     env.git(&web, &["push", "-q", "origin", "main"]);
+    env.trust("web").success();
     let empty = env.root.join("no-grove");
     let extra = env.root.join("extra");
     std::fs::create_dir_all(&extra).unwrap();
@@ -142,6 +143,7 @@ fn every_command_succeeds_and_fails_in_one_valid_envelope() {
                 "schema",
                 v(&["schema", "nope"]),
             ),
+            ("skill", v(&["skill"]), "skill", v(&["skill", "--bogus"])),
             (
                 "run",
                 v(&["run", "ws", "-r", "web"]),

@@ -208,11 +208,15 @@ fn a_go_grove_home_works_with_only_home_set() {
     assert_eq!(read(&hook_log), "deleting renamed\ncreated fresh\n");
     go(&env, &["delete", "fresh"]).success();
 
-    // The Go workspace that was only read and synced round-trips field for field.
+    // The Go workspace that was only read and synced round-trips field for field, and
+    // gains one: its port slot, given the first time grove wrote the state (the smallest
+    // free one, in file order: 0).
     let text = read(&env.state_path());
     assert_go_readable(&text);
     let after: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(after, json!([original[0].clone()]));
+    let mut expected = original[0].clone();
+    expected["slot"] = json!(0);
+    assert_eq!(after, json!([expected]));
     env.assert_git_agrees_with_state();
 
     // The config was migrated in place; its hooks and preset survived.
@@ -458,7 +462,8 @@ fn bug_report_has_the_sections_with_secrets_redacted() {
         assert!(out.contains("- **git:** git version"), "{out}");
         assert!(out.contains(&format!("- **Grove dir:** {}", s(&env.grove_home))));
         assert!(
-            out.contains("web: https://[REDACTED]@example.invalid/acme/web.git"),
+            // A remote's userinfo is not even read: grove keeps remotes without it.
+            out.contains("web: https://example.invalid/acme/web.git"),
             "{out}"
         );
         assert!(out.contains("GITHUB_TOKEN=[REDACTED] notify"), "{out}");
@@ -486,9 +491,7 @@ fn bug_report_has_the_sections_with_secrets_redacted() {
         r["environment"]["repositories"]
             .as_array()
             .unwrap()
-            .contains(
-                &json!({"name": "web", "remote": "https://[REDACTED]@example.invalid/acme/web.git"})
-            ),
+            .contains(&json!({"name": "web", "remote": "https://example.invalid/acme/web.git"})),
         "{r:#}"
     );
     assert_eq!(r["doctor"]["report"]["healthy"], false);

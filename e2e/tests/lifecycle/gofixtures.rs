@@ -173,11 +173,22 @@ fn go_files_are_read_and_round_trip_without_losing_fields() {
     // Write: create and delete another workspace (through the Go config's preset and hooks).
     env.gw(&["create", "fresh", "-b", "fresh", "-p", "backend"])
         .success();
+    // The first write gives every workspace a port slot (the Go entries first, in file
+    // order); otherwise every field of the Go entries is kept.
+    let with_slots = |slots: &[u64]| -> Value {
+        let mut v = original.clone();
+        for (w, slot) in v.as_array_mut().unwrap().iter_mut().zip(slots) {
+            w["slot"] = json!(slot);
+        }
+        v
+    };
+    let original = with_slots(&[0, 1]);
     let mid = env.state();
     assert!(mid.is_array());
     assert_eq!(mid[0], original[0], "every field of the Go entry is kept");
     assert_eq!(mid[1], original[1]);
     assert_eq!(mid[2]["name"], "fresh");
+    assert_eq!(mid[2]["slot"], 2);
     env.assert_git_agrees_with_state();
     env.gw(&["delete", "fresh"]).success();
     let log = std::fs::read_to_string(env.root.join("hook.log")).unwrap();

@@ -21,6 +21,8 @@ fn log_lines(env: &TestEnv) -> Vec<String> {
 
 fn write_repo_config(env: &TestEnv, repo: &str, toml: &str) {
     std::fs::write(env.repos.join(repo).join(".grove.toml"), toml).unwrap();
+    // Approved as the user would (`gw trust`); a file grove cannot read is refused there.
+    let _ = env.trust(repo);
 }
 
 #[test]

@@ -180,6 +180,7 @@ fn hook_and_setup_output_never_reaches_stdout() {
         "setup = [\"echo SETUP-OUT\", \"echo SETUP-ERR >&2\"]\nteardown = \"echo TEARDOWN-OUT\"\n",
     )
     .unwrap();
+    env.trust("api").success();
 
     let run = env.gw(&[
         "create", "ws", "-b", "ws", "-r", "api,web", "--format", "json",

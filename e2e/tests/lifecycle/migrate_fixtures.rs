@@ -123,6 +123,16 @@ fn verdicts(run: &e2e::Run) -> Vec<(String, String)> {
     v
 }
 
+/// The status of each file a `gw-migrate restore --format json` reports, in its order.
+pub(crate) fn restore_statuses(run: &e2e::Run) -> Vec<String> {
+    run.result()["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["status"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn row(p: &Path, v: &str) -> (String, String) {
     (p.to_string_lossy().into_owned(), v.to_string())
 }
@@ -400,14 +410,7 @@ fn restore_after_the_workspace_was_deleted_recreates_nothing() {
     env.migrate(&["--apply", "--format", "json"]).success();
     env.gw(&["delete", "feat-d", "--format", "json"]).success();
     let r = env.migrate(&["restore", "--format", "json"]).success();
-    let result = r.result();
-    let statuses: Vec<&str> = result["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["status"].as_str().unwrap())
-        .collect();
-    assert_eq!(statuses, ["skipped", "skipped"], "{r}");
+    assert_eq!(restore_statuses(&r), ["skipped", "skipped"], "{r}");
     assert!(!ws.exists(), "no empty skeleton is left");
     assert!(
         r.json()["warnings"]
@@ -447,7 +450,7 @@ fn a_corrupt_manifest_is_reported_as_corrupt() {
 // ---- a live database ----
 
 /// python3 with its sqlite3 module: required in CI, skipped with a reason elsewhere.
-fn python() -> Option<&'static str> {
+pub(crate) fn python() -> Option<&'static str> {
     let ok = Command::new("python3")
         .args(["-c", "import sqlite3"])
         .stdout(Stdio::null())
@@ -523,7 +526,7 @@ impl Holder {
     }
 }
 
-fn announcements(py: &str, db: &Path) -> Vec<String> {
+pub(crate) fn announcements(py: &str, db: &Path) -> Vec<String> {
     let out = Command::new(py)
         .args([
             "-c",

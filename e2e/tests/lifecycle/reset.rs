@@ -112,3 +112,41 @@ fn reset_fails_when_a_repo_cannot_go_back() {
     // back, so that one disagreement (and only it) remains.
     env.assert_git_agrees_with_state_except(&[(Kind::BranchMismatch, "feat-x/web")]);
 }
+
+/// What cannot be read cannot be told to hold nothing (issue 26): the kernel's verdict for a
+/// switch back is to stop, `--discard` or not. Reset once judged the status lines alone,
+/// dropping its unreadable paths, and switched past a fifo `.gitignore` that kept git from
+/// answering.
+#[test]
+fn reset_skips_a_wandered_repo_holding_a_path_it_cannot_read() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    env.gw(&["create", "feat-x", "-b", "feat/x", "-r", "api,web"])
+        .success();
+    let web = env.workspace_dir().join("feat-x/web");
+    env.git(&web, &["switch", "-q", "-c", "wander"]);
+    // A committed gitlink: the status is git's to answer, and git would wait on a fifo
+    // where it reads rules.
+    let inner = web.join("inner");
+    env.git(&web, &["init", "-q", "inner"]);
+    env.git(&inner, &["commit", "-q", "--allow-empty", "-m", "i"]);
+    env.git(&web, &["add", "inner"]);
+    env.git(&web, &["commit", "-q", "-m", "a gitlink"]);
+    let status = std::process::Command::new("mkfifo")
+        .arg(web.join(".gitignore"))
+        .status()
+        .expect("run mkfifo");
+    assert!(status.success(), "mkfifo: {status}");
+
+    for extra in [None, Some("--discard")] {
+        let mut args = vec!["reset", "feat-x", "--format", "json"];
+        args.extend(extra);
+        let doc = env.gw(&args).success().json();
+        let w = repo_result(&doc["result"], "web");
+        assert_eq!(w["outcome"], "skipped", "{extra:?}: {doc:#}");
+        assert!(
+            w["detail"].as_str().unwrap().contains(".gitignore"),
+            "{extra:?}: {w:#}"
+        );
+        assert_eq!(env.git(&web, &["branch", "--show-current"]), "wander");
+    }
+}

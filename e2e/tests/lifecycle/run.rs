@@ -20,6 +20,8 @@ fn setup() -> TestEnv {
 /// Writes `repos/<repo>/.grove.toml` (in the main checkout, where grove reads it).
 fn grove_toml(env: &TestEnv, repo: &str, text: &str) {
     std::fs::write(env.repos.join(repo).join(".grove.toml"), text).unwrap();
+    // Approved as the user would (`gw trust`); a file grove cannot read is refused there.
+    let _ = env.trust(repo);
 }
 
 /// A file each command appends its shell's pid to: the id of its process group.

@@ -306,6 +306,7 @@ fn work_written_during_the_hooks_stops_the_removal() {
         "teardown = \"echo late > late.txt\"\n",
     )
     .unwrap();
+    env.trust("web").success();
     let run = env
         .gw(&["remove-repo", "ws", "-r", "web", "--format", "json"])
         .code(4);

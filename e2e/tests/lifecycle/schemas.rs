@@ -55,3 +55,47 @@ fn everyday_commands_match_their_published_schemas() {
     run(&["plugin", "remove", "tool"], "plugin", true);
     env.assert_git_agrees_with_state();
 }
+
+/// What a person redirects into a file is the published document, byte for byte:
+/// `gw schema config > config.schema.json` is the schema an editor reads from a
+/// `#:schema` line, and `gw skill > SKILL.md` the skill the release archive holds; both work
+/// before `gw init`, with the same content in machine mode.
+#[test]
+fn schema_config_and_skill_print_the_published_files() {
+    let env = TestEnv::new();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for (args, file) in [
+        (&["schema", "config"][..], "docs/schema/config.json"),
+        (&["schema", "grove-toml"], "docs/schema/grove-toml.json"),
+    ] {
+        let published: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(root.join(file)).unwrap()).unwrap();
+        let printed = env.gw(args).success().stdout;
+        let printed: serde_json::Value = serde_json::from_str(&printed).unwrap();
+        assert_eq!(printed, published, "gw {args:?}");
+        assert_eq!(
+            printed["$schema"],
+            "http://json-schema.org/draft-07/schema#"
+        );
+        let mut json = args.to_vec();
+        json.extend(["--format", "json"]);
+        let v = env.gw(&json).envelope("schema");
+        assert_eq!(v["result"]["schemas"][0]["schema"], published);
+    }
+    let skill = std::fs::read_to_string(root.join("skills/grove/SKILL.md")).unwrap();
+    assert_eq!(env.gw(&["skill"]).success().stdout, skill);
+    let v = env.gw(&["skill", "--format", "json"]).envelope("skill");
+    assert_eq!(v["result"]["skill"], skill.as_str());
+    assert_eq!(v["result"]["name"], "grove");
+    let listed = env.gw(&["schema", "--format", "json"]).envelope("schema");
+    let names: Vec<&str> = listed["result"]["schemas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"config") && names.contains(&"grove-toml"),
+        "{names:?}"
+    );
+}

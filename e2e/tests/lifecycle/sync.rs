@@ -165,6 +165,8 @@ fn sync_runs_pre_and_post_sync_hooks_around_a_rebase() {
         format!("pre_sync = \"echo pre web >> {}\"\n", s(&log)),
     )
     .unwrap();
+    env.trust("api").success();
+    env.trust("web").success();
     env.gw(&["create", "feat-x", "-b", "feat/x", "-r", "api,web"])
         .success();
     env.push_upstream("api", "main", "a.txt", "a\n");
@@ -187,6 +189,7 @@ fn sync_runs_pre_and_post_sync_hooks_around_a_rebase() {
 fn sync_fails_cleanly_when_pre_sync_fails() {
     let env = TestEnv::with_repos(&["api"]);
     std::fs::write(env.repos.join("api/.grove.toml"), "pre_sync = \"exit 3\"\n").unwrap();
+    env.trust("api").success();
     env.gw(&["create", "feat-x", "-b", "feat/x", "-r", "api"])
         .success();
     env.push_upstream("api", "main", "a.txt", "a\n");
@@ -223,6 +226,7 @@ fn sync_hooks_may_call_gw_on_the_same_workspace() {
         ),
     )
     .unwrap();
+    env.trust("api").success();
     env.gw(&["create", "feat-x", "-b", "feat/x", "-r", "api"])
         .success();
     env.push_upstream("api", "main", "a.txt", "a\n");

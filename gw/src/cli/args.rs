@@ -9,11 +9,12 @@ use super::commands::cleanup::{DoctorArgs, PruneArgs};
 use super::commands::daily::{AddRepoArgs, RemoveRepoArgs, RenameArgs, ResetArgs, SyncArgs};
 use super::commands::plan::{ApplyArgs, PlanArgs};
 use super::commands::plugin::PluginArgs;
-use super::commands::run::RunArgs;
+use super::commands::run::{EnvArgs, RunArgs};
 use super::commands::setup::{
     AddDirArgs, CompletionsArgs, InitArgs, PresetArgs, RemoveDirArgs, SchemaArgs, ShellInitArgs,
     UnlinkTrashArgs,
 };
+use super::commands::trust::{TrustArgs, TrustCommand};
 use super::commands::workspace::{
     ContextArgs, CreateArgs, DeleteArgs, GoArgs, ListArgs, StatusArgs, WsArgs,
 };
@@ -21,9 +22,15 @@ use crate::output::DataFormat;
 
 /// grove: one directory per feature, with a git worktree of each repository it spans
 #[derive(Debug, Parser)]
-#[command(name = "gw", version, propagate_version = true, max_term_width = 100)]
+#[command(
+    name = "gw",
+    version = crate::VERSION,
+    propagate_version = true,
+    max_term_width = 100
+)]
 pub struct Cli {
-    /// Output format: `text` for people, `json` for programs (one JSON envelope on stdout)
+    /// Output format: `text` for people, `json` for programs (one JSON envelope on stdout);
+    /// `gw env` also prints `shell` (the text default) and `dotenv`
     #[arg(long, global = true, value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,
 
@@ -55,6 +62,10 @@ pub enum ColorWhen {
 pub enum Format {
     Text,
     Json,
+    // No doc comments on the values: clap would list them in `--help` only, and `gw --help`
+    // is `gw`'s overview (the argument's help says what `shell` and `dotenv` are).
+    Shell,
+    Dotenv,
 }
 
 #[derive(Debug, Subcommand)]
@@ -95,9 +106,14 @@ pub enum Command {
     #[command(visible_alias = "completion")]
     Completions(CompletionsArgs),
     /// Print the JSON Schemas of machine-mode output (the envelope and each command's result)
+    /// and of config.toml and .grove.toml
     Schema(SchemaArgs),
+    /// Print the agent skill (SKILL.md) that teaches a coding agent to drive gw
+    Skill,
     /// Run each repository's dev processes (.grove.toml `run`) side by side until they end or you stop them
     Run(RunArgs),
+    /// Print the environment grove gives a workspace's commands: its slot and every repository's ports
+    Env(EnvArgs),
     #[command(hide = true)]
     UnlinkTrash(UnlinkTrashArgs),
     /// Rebase every repository of a workspace onto its base branch
@@ -118,6 +134,8 @@ pub enum Command {
     Plugin(PluginArgs),
     /// Gather what a bug report needs (environment, doctor, recent log), secrets redacted
     BugReport(BugReportArgs),
+    /// Approve the commands of a repository's .grove.toml (setup, run, hooks) as they are now; list or remove approvals
+    Trust(TrustArgs),
     /// Any other command runs the plugin `gw-<command>`
     #[command(external_subcommand)]
     External(Vec<OsString>),
@@ -154,6 +172,9 @@ impl Command {
                 None => p.yes,
             },
             Command::Doctor(d) => d.fix,
+            Command::Trust(t) => {
+                !matches!(t.command, Some(TrustCommand::List) | None) || t.repo.is_some()
+            }
             Command::Plugin(p) => matches!(
                 p.command,
                 PluginCommand::Install(_) | PluginCommand::Remove(_) | PluginCommand::Upgrade(_)
@@ -166,9 +187,46 @@ impl Command {
             | Command::ShellInit(_)
             | Command::Completions(_)
             | Command::Schema(_)
+            | Command::Skill
             | Command::Run(_)
+            | Command::Env(_)
             | Command::BugReport(_)
             | Command::External(_) => false,
+        }
+    }
+}
+
+impl Command {
+    /// Whether `--yes` approves the `.grove.toml` commands the command runs (`gw trust`).
+    pub fn approves(&self) -> bool {
+        use super::commands::workspace::WsCommand;
+        match self {
+            Command::Create(a) => a.yes,
+            Command::Delete(a) => a.yes,
+            Command::Ws(ws) => matches!(&ws.command, WsCommand::Delete(a) if a.yes),
+            Command::Sync(a) => a.yes,
+            Command::Reset(a) => a.yes,
+            Command::AddRepo(a) => a.yes,
+            Command::RemoveRepo(a) => a.yes,
+            Command::Run(a) => a.yes,
+            Command::Prune(p) => p.command.is_none() && p.yes,
+            _ => false,
+        }
+    }
+
+    /// Whether this command's `--yes` would approve a repository's commands: not
+    /// `gw delete`'s, which confirms names read with `--stdin` and is refused beside names
+    /// given.
+    pub fn offers_yes(&self) -> bool {
+        match self {
+            Command::Create(_)
+            | Command::Sync(_)
+            | Command::Reset(_)
+            | Command::AddRepo(_)
+            | Command::RemoveRepo(_)
+            | Command::Run(_) => true,
+            Command::Prune(p) => p.command.is_none(),
+            _ => false,
         }
     }
 }

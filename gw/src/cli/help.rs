@@ -18,7 +18,15 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     (
         "Work in a workspace",
-        &["sync", "reset", "add-repo", "remove-repo", "rename", "run"],
+        &[
+            "sync",
+            "reset",
+            "add-repo",
+            "remove-repo",
+            "rename",
+            "run",
+            "env",
+        ],
     ),
     ("Clean up", &["delete", "prune", "doctor", "ws"]),
     (
@@ -28,13 +36,14 @@ const GROUPS: &[(&str, &[&str])] = &[
             "remove-dir",
             "preset",
             "plugin",
+            "trust",
             "shell-init",
             "completions",
         ],
     ),
     (
         "For agents and scripts",
-        &["context", "plan", "apply", "schema"],
+        &["context", "plan", "apply", "schema", "skill"],
     ),
     ("When something is wrong", &["bug-report"]),
 ];
@@ -92,6 +101,19 @@ const COMMAND_EXAMPLES: &[(&str, &str)] = &[
   gw list -o name         Just the names, for scripts",
     ),
     (
+        "run",
+        "gw run                  Every repository's .grove.toml `run`, each on its own ports
+  gw run feat-x --timeout 30s --format json   A bounded smoke check, for agents
+  gw run -- git status    One command in every repository
+  gw run -r web -- 'echo $PORT $GROVE_PORT_API_HTTP'   A shell line in one",
+    ),
+    (
+        "env",
+        "eval \"$(gw env)\"        The workspace's ports in this shell (or in .envrc for direnv)
+  gw env -r web --format dotenv > .env.local   What web's processes are told
+  gw env feat-x --format json",
+    ),
+    (
         "shell-init",
         "eval \"$(gw shell-init bash)\"        In ~/.bashrc
   eval \"$(gw shell-init zsh)\"         In ~/.zshrc
@@ -104,6 +126,20 @@ const COMMAND_EXAMPLES: &[(&str, &str)] = &[
   source <(gw completions zsh)        In ~/.zshrc
   gw completions fish | source        In ~/.config/fish/config.fish
   gw completions nu | save -f ~/.gw-completions.nu   Then `source` it in config.nu",
+    ),
+    (
+        "schema",
+        "gw schema                       Every schema and what it describes
+  gw schema status --format json  The result of `gw status`, in the envelope
+  gw schema config > ~/.grove/config.schema.json
+                                  Then `#:schema ./config.schema.json` atop config.toml
+                                  (Taplo and Tombi complete keys, flag misspellings)",
+    ),
+    (
+        "skill",
+        "mkdir -p ~/.claude/skills/grove && gw skill > ~/.claude/skills/grove/SKILL.md
+                        Install the skill where Claude Code finds it
+  gw skill --format json  Its name, description and text",
     ),
 ];
 
@@ -196,6 +232,7 @@ const WORKSPACE_COMMANDS: &[&str] = &[
     "delete",
     "show",
     "run",
+    "env",
 ];
 
 /// Attaches completion candidates to the arguments of `cmd` (reached by `path`) and its
@@ -217,7 +254,7 @@ fn candidates(mut cmd: clap::Command, path: &[&str]) -> clap::Command {
             (n, "name" | "names") if WORKSPACE_COMMANDS.contains(&n) => {
                 Some(ArgValueCandidates::new(complete::workspaces))
             }
-            (_, "repos") => Some(ArgValueCandidates::new(complete::repos)),
+            (_, "repos") | ("env", "repo") => Some(ArgValueCandidates::new(complete::repos)),
             (_, "preset") => Some(ArgValueCandidates::new(complete::presets)),
             _ => None,
         };

@@ -61,9 +61,14 @@ pub struct Ui {
 
 /// Runs `gw` with `args` (including the program name) and returns the exit code.
 pub fn run(args: Vec<OsString>, env: Env) -> u8 {
+    // A completion request keeps the OS's Ctrl-C and SIGTERM: it changes nothing, and the
+    // shell waiting on it may give up on it.
     if let Some(shell) = env.complete.as_deref() {
         return complete_request(&env, shell, &args);
     }
+    // Otherwise Ctrl-C and SIGTERM are grove's from the start: one that comes while the
+    // arguments are parsed is reported once the watcher has its reporter (below).
+    let _ = crate::proc::signals::watch();
     let mut p = match start(&args, &env, "gw") {
         Ok(p) => p,
         Err(code) => return code,
@@ -111,6 +116,11 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
         return output::emit_help(&mut p, &help);
     };
     let events = StderrEvents::new(cli.verbose, p.color_err());
+    // The question about `.grove.toml` commands, with the live display off the screen.
+    let ask = |u: &[crate::ops::trust::Untrusted]| {
+        events.finish();
+        output::pick::approve(u)
+    };
     output::pick::set_color(p.color_err());
     let mut ctx = Ctx::new(&env, &events);
     ctx.no_hooks = cli.no_hooks;
@@ -122,9 +132,20 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
     };
     crate::log::init(ctx.home.log(), cli.verbose);
     let mutates = command.mutates();
+    // A repository's `.grove.toml` commands not approved yet: `--yes` approves them, a
+    // person at a terminal is asked, anyone else is refused (`UNTRUSTED_COMMANDS`).
+    ctx.approval = if command.approves() {
+        crate::ops::trust::Approval::Yes
+    } else if ui.interactive {
+        crate::ops::trust::Approval::Ask(&ask)
+    } else {
+        crate::ops::trust::Approval::Refuse {
+            yes: command.offers_yes(),
+        }
+    };
     let started = std::time::Instant::now();
 
-    let result = commands::dispatch(&ctx, command, ui);
+    let result = commands::dispatch(&ctx, command, ui, cli.format);
     events.finish();
     log_command(&args, &result, started.elapsed(), mutates);
     match result {
@@ -166,7 +187,8 @@ fn log_command(args: &[OsString], result: &CmdResult, took: std::time::Duration,
         .chain(
             args.iter()
                 .skip(1)
-                .map(|a| crate::proc::shell_quote(&a.to_string_lossy())),
+                // Each argument's secrets hidden before quoting can split one.
+                .map(|a| crate::proc::shell_quote(&crate::redact::secrets(&a.to_string_lossy()))),
         )
         .collect::<Vec<_>>()
         .join(" ");
@@ -213,9 +235,9 @@ pub fn start(args: &[OsString], env: &Env, program: &'static str) -> Result<Prin
     Ok(p)
 }
 
-/// Whether `--format` (or `GW_FORMAT`) asks for anything but text. An invalid value
-/// switches to machine mode too, so that its rejection is itself an envelope. `gw-migrate`
-/// decides the same way.
+/// Whether `--format` (or `GW_FORMAT`) asks for anything but text (or `gw env`'s `shell`
+/// and `dotenv`, which print text). An invalid value switches to machine mode too, so that
+/// its rejection is itself an envelope. `gw-migrate` decides the same way.
 pub fn machine_mode(args: &[OsString], env_format: Option<&str>) -> bool {
     let mut it = args.iter().skip(1);
     let mut from_args = None;
@@ -231,7 +253,7 @@ pub fn machine_mode(args: &[OsString], env_format: Option<&str>) -> bool {
         }
     }
     match from_args.as_deref().or(env_format) {
-        Some(f) => f != "text",
+        Some(f) => !matches!(f, "text" | "shell" | "dotenv"),
         None => false,
     }
 }
@@ -360,6 +382,27 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         command().debug_assert();
+    }
+
+    /// `gw run NAME -- CMD…`: NAME stays the first positional though the dressed command
+    /// re-adds it (with its completion candidates) after CMD.
+    #[test]
+    fn run_takes_a_name_then_a_command() {
+        let m = command()
+            .try_get_matches_from(["gw", "run", "w", "--timeout", "1s", "--", "echo", "hi"])
+            .unwrap();
+        match Cli::from_arg_matches(&m).unwrap().command {
+            Some(args::Command::Run(r)) => {
+                assert_eq!(r.name.as_deref(), Some("w"));
+                assert_eq!(r.command, ["echo", "hi"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            command()
+                .try_get_matches_from(["gw", "run", "w", "x"])
+                .is_err()
+        );
     }
 
     #[test]

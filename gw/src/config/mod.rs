@@ -5,10 +5,12 @@
 
 mod hooks;
 mod repo;
+#[cfg(test)]
+pub(crate) mod schema;
 pub mod toml;
 
 pub use hooks::{Hook, HookKind, Hooks, OnFailure};
-pub use repo::{FILE_NAME as REPO_FILE, RepoConfig};
+pub use repo::{FILE_NAME as REPO_FILE, RepoConfig, is_port_name};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -44,6 +46,53 @@ pub struct Config {
     /// Named repository lists.
     pub presets: BTreeMap<String, Vec<String>>,
     pub hooks: Hooks,
+    /// `[trust] dirs`: repositories inside these directories have their `.grove.toml`
+    /// commands run without asking (absolute, `~`-expanded).
+    pub trust_dirs: Vec<PathBuf>,
+    /// `[ports]`: where workspaces' ports are.
+    pub ports: PortRange,
+    /// `[trash]`: how long, and how much of, what delete removes is kept for `gw restore`.
+    pub trash: Retention,
+}
+
+/// `[trash]` in `config.toml`: a deleted workspace stays restorable for `keep` (zero:
+/// erased at once, as `gw delete --purge` does), and the oldest entries go first while the
+/// trash holds more than `max_size` bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    pub keep: std::time::Duration,
+    pub max_size: u64,
+}
+
+impl Default for Retention {
+    /// A week, as a desktop trash or git's reflog of a deleted branch would give a person
+    /// to notice; 10 GiB, a few copies of a large workspace with its build output.
+    fn default() -> Retention {
+        Retention {
+            keep: std::time::Duration::from_secs(7 * 86_400),
+            max_size: 10 << 30,
+        }
+    }
+}
+
+/// `[ports]` in `config.toml`: workspace `slot`'s ports are the `block` ports from
+/// `base + slot × block`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortRange {
+    pub base: u16,
+    pub block: u16,
+}
+
+impl Default for PortRange {
+    /// Above the ports dev servers pick by default (3000, 5173, 8080, …) and below the
+    /// ephemeral range Linux hands out for outgoing connections (32768 on): 127 workspaces
+    /// of up to 100 ports each fit in between.
+    fn default() -> PortRange {
+        PortRange {
+            base: 20000,
+            block: 100,
+        }
+    }
 }
 
 impl Config {
@@ -88,6 +137,9 @@ impl Config {
             workspace_dir: home.default_workspace_dir(),
             presets: BTreeMap::new(),
             hooks: Hooks::default(),
+            trust_dirs: Vec::new(),
+            ports: PortRange::default(),
+            trash: Retention::default(),
         }
     }
 
@@ -148,6 +200,35 @@ impl Config {
             Some(item) => Hooks::parse(&r, item).map_err(invalid)?,
             None => Hooks::default(),
         };
+        let mut trust_dirs = Vec::new();
+        if let Some(item) = root.get("trust") {
+            let table = r.table(item, "trust").map_err(invalid)?;
+            if let Some(dirs) = table.get("dirs") {
+                for s in r.string_list(dirs, "trust.dirs").map_err(invalid)? {
+                    trust_dirs.push(env.resolve_path(Path::new(&s)));
+                }
+            }
+        }
+        let mut ports = PortRange::default();
+        if let Some(item) = root.get("ports") {
+            let table = r.table(item, "ports").map_err(invalid)?;
+            if let Some(v) = table.get("base") {
+                ports.base = r.port(v, "ports.base", 1).map_err(invalid)?;
+            }
+            if let Some(v) = table.get("block") {
+                ports.block = r.port(v, "ports.block", 1).map_err(invalid)?;
+            }
+        }
+        let mut trash = Retention::default();
+        if let Some(item) = root.get("trash") {
+            let table = r.table(item, "trash").map_err(invalid)?;
+            if let Some(v) = table.get("keep") {
+                trash.keep = r.age(v, "trash.keep").map_err(invalid)?;
+            }
+            if let Some(v) = table.get("max_size") {
+                trash.max_size = r.size(v, "trash.max_size").map_err(invalid)?;
+            }
+        }
         Ok(Config {
             path: path.to_path_buf(),
             doc: doc.into_mut(),
@@ -155,6 +236,9 @@ impl Config {
             workspace_dir,
             presets,
             hooks,
+            trust_dirs,
+            ports,
+            trash,
         })
     }
 
@@ -359,6 +443,73 @@ command = "zellij action close-pane"
         fn remove_preset_for_test(mut self, name: &str) -> bool {
             let removed = self.remove_preset(name);
             removed && !self.to_toml().contains("[presets.backend]")
+        }
+    }
+
+    #[test]
+    fn port_range_defaults_and_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let (env, home) = env(dir.path());
+        let parse = |text: &str| Config::parse(&home.config(), text, &home, &env);
+        assert_eq!(parse("").unwrap().ports, PortRange::default());
+        let c = parse("[ports]\nbase = 41000\nblock = 10\n").unwrap();
+        assert_eq!(
+            c.ports,
+            PortRange {
+                base: 41000,
+                block: 10
+            }
+        );
+        assert_eq!(parse("[ports]\nblock = 5\n").unwrap().ports.base, 20000);
+        for (text, want) in [
+            (
+                "[ports]\nbase = 0\n",
+                "line 2, key `ports.base`: 0 is not from 1 to 65535",
+            ),
+            ("[ports]\nblock = 65536\n", "ports.block`: 65536 is not"),
+            ("ports = 1\n", "key `ports`: expected a table"),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(
+                err.contains("config.toml") && err.contains(want),
+                "{text}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn trash_retention_defaults_and_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let (env, home) = env(dir.path());
+        let parse = |text: &str| Config::parse(&home.config(), text, &home, &env);
+        assert_eq!(parse("").unwrap().trash, Retention::default());
+        let c = parse("[trash]\nkeep = \"12h\"\nmax_size = \"500MiB\"\n").unwrap();
+        assert_eq!(c.trash.keep, std::time::Duration::from_secs(12 * 3600));
+        assert_eq!(c.trash.max_size, 500 << 20);
+        let c = parse("[trash]\nkeep = \"0\"\nmax_size = 1000\n").unwrap();
+        assert_eq!(c.trash.keep, std::time::Duration::ZERO);
+        assert_eq!(c.trash.max_size, 1000);
+        assert_eq!(
+            parse("[trash]\nkeep = 3\n").unwrap().trash.keep,
+            std::time::Duration::from_secs(3 * 86_400)
+        );
+        for (text, want) in [
+            (
+                "[trash]\nkeep = \"soon\"\n",
+                "key `trash.keep`: invalid age `soon`",
+            ),
+            (
+                "[trash]\nmax_size = \"lots\"\n",
+                "key `trash.max_size`: invalid size `lots`",
+            ),
+            (
+                "[trash]\nmax_size = -1\n",
+                "key `trash.max_size`: -1 is not",
+            ),
+            ("trash = 1\n", "key `trash`: expected a table"),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.contains(want), "{text}: {err}");
         }
     }
 

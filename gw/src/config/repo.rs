@@ -23,6 +23,20 @@ pub struct RepoConfig {
     pub run: Vec<String>,
     pub pre_run: Vec<String>,
     pub post_run: Vec<String>,
+    /// `[ports]`: the repository's named ports (`http = 8080`, the port it uses outside
+    /// grove), in the order the file declares them. Each gets a port of its own in every
+    /// workspace (`ops::ports`).
+    pub ports: Vec<(String, u16)>,
+}
+
+/// Whether `name` can name a port: letters, digits, `_` and `-`, so that it makes an
+/// environment variable name (`GROVE_PORT_<REPO>_<NAME>`) and a placeholder
+/// (`{port.<repo>.<name>}`).
+pub fn is_port_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 impl RepoConfig {
@@ -35,6 +49,36 @@ impl RepoConfig {
                 RepoConfig::parse(&text).map_err(|detail| Error::RepoConfig { path, detail })
             }
         }
+    }
+
+    /// The commands this file asks grove to run, by key, in a fixed order, leaving out
+    /// the empty ones: what an approval covers (`gw trust`). Settings that run nothing
+    /// (`base_branch`, `[ports]`) are not among them.
+    pub fn commands(&self) -> Vec<(&'static str, &[String])> {
+        [
+            ("setup", &self.setup),
+            ("teardown", &self.teardown),
+            ("pre_sync", &self.pre_sync),
+            ("post_sync", &self.post_sync),
+            ("pre_run", &self.pre_run),
+            ("run", &self.run),
+            ("post_run", &self.post_run),
+        ]
+        .into_iter()
+        .filter(|(_, c)| !c.is_empty())
+        .map(|(k, c)| (k, c.as_slice()))
+        .collect()
+    }
+
+    /// SHA-256 of [`RepoConfig::commands`] (as a JSON object): an approval holds for this
+    /// content only, so an edited command is asked about again.
+    pub fn commands_sha256(&self) -> String {
+        let map: serde_json::Map<String, serde_json::Value> = self
+            .commands()
+            .into_iter()
+            .map(|(k, c)| (k.to_string(), serde_json::json!(c)))
+            .collect();
+        fsx::sha256_hex(serde_json::Value::Object(map).to_string().as_bytes())
     }
 
     pub fn parse(text: &str) -> Result<RepoConfig, String> {
@@ -55,7 +99,22 @@ impl RepoConfig {
             Some(item) => Some(r.string(item, "base_branch")?).filter(|s| !s.trim().is_empty()),
             None => None,
         };
+        let mut ports = Vec::new();
+        if let Some(item) = root.get("ports") {
+            for (name, value) in r.table(item, "ports")?.iter() {
+                let key = format!("ports.{name}");
+                if !is_port_name(name) {
+                    return Err(r.error(
+                        value,
+                        &key,
+                        "a port name is letters, digits, `_` and `-` (it becomes part of an environment variable name)",
+                    ));
+                }
+                ports.push((name.to_string(), r.port(value, &key, 1)?));
+            }
+        }
         Ok(RepoConfig {
+            ports,
             base_branch,
             setup: list("setup")?,
             teardown: list("teardown")?,
@@ -84,5 +143,51 @@ mod tests {
         assert!(c.run.is_empty());
         let err = RepoConfig::parse("\nsetup = 5\n").unwrap_err();
         assert!(err.contains("line 2") && err.contains("setup"), "{err}");
+    }
+
+    #[test]
+    fn the_hash_covers_the_commands_and_nothing_else() {
+        let a = RepoConfig::parse("setup = \"make\"\n").unwrap();
+        let b =
+            RepoConfig::parse("# a comment\nbase_branch = \"dev\"\nsetup = [\"make\"]\n").unwrap();
+        let c = RepoConfig::parse("setup = \"make all\"\n").unwrap();
+        let d = RepoConfig::parse("teardown = \"make\"\n").unwrap();
+        assert_eq!(a.commands_sha256(), b.commands_sha256());
+        assert_ne!(a.commands_sha256(), c.commands_sha256());
+        assert_ne!(a.commands_sha256(), d.commands_sha256());
+        assert!(RepoConfig::default().commands().is_empty());
+    }
+
+    #[test]
+    fn ports_in_declared_order_and_their_errors() {
+        let c = RepoConfig::parse("[ports]\nhttp = 8080\nadmin-ui = 9000\ngrpc_x = 1\n").unwrap();
+        assert_eq!(
+            c.ports,
+            [
+                ("http".into(), 8080),
+                ("admin-ui".into(), 9000),
+                ("grpc_x".into(), 1)
+            ]
+        );
+        for (text, want) in [
+            (
+                "[ports]\nhttp = 0\n",
+                "ports.http`: 0 is not from 1 to 65535",
+            ),
+            ("[ports]\nhttp = 70000\n", "70000 is not from 1 to 65535"),
+            (
+                "[ports]\nhttp = \"80\"\n",
+                "expected an integer, found a string",
+            ),
+            ("ports = 3\n", "key `ports`: expected a table"),
+            (
+                "[ports]\n\"a.b\" = 1\n",
+                "key `ports.a.b`: a port name is letters",
+            ),
+            ("[ports]\n\"\" = 1\n", "a port name is letters"),
+        ] {
+            let err = RepoConfig::parse(text).unwrap_err();
+            assert!(err.contains(want), "{text}: {err}");
+        }
     }
 }

@@ -111,6 +111,42 @@ impl<'a> Reader<'a> {
         ))
     }
 
+    /// An integer from `min` to 65535 (a TCP port, or a count of them).
+    pub fn port(&self, item: &Item, key: &str, min: u16) -> Result<u16, String> {
+        let Some(n) = item.as_integer() else {
+            return Err(self.error(
+                item,
+                key,
+                &format!("expected an integer, found {}", type_name(item)),
+            ));
+        };
+        u16::try_from(n)
+            .ok()
+            .filter(|&p| p >= min)
+            .ok_or_else(|| self.error(item, key, &format!("{n} is not from {min} to 65535")))
+    }
+
+    /// An age (`7d`, `12h`, `2w`, `0`), or a whole number of days.
+    pub fn age(&self, item: &Item, key: &str) -> Result<std::time::Duration, String> {
+        if let Some(n) = item.as_integer() {
+            return u64::try_from(n)
+                .map(|d| std::time::Duration::from_secs(d * 86_400))
+                .map_err(|_| self.error(item, key, &format!("{n} is not a number of days")));
+        }
+        let s = self.string(item, key)?;
+        crate::duration::parse_age(&s).map_err(|e| self.error(item, key, &e))
+    }
+
+    /// A number of bytes: an integer, or a string with a unit (`500MiB`, `10GB`, `0`).
+    pub fn size(&self, item: &Item, key: &str) -> Result<u64, String> {
+        if let Some(n) = item.as_integer() {
+            return u64::try_from(n)
+                .map_err(|_| self.error(item, key, &format!("{n} is not a number of bytes")));
+        }
+        let s = self.string(item, key)?;
+        crate::duration::parse_size(&s).map_err(|e| self.error(item, key, &e))
+    }
+
     pub fn table<'i>(&self, item: &'i Item, key: &str) -> Result<&'i dyn TableLike, String> {
         item.as_table_like().ok_or_else(|| {
             self.error(

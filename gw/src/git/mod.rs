@@ -4,6 +4,8 @@
 //! `bail_if_untrusted`, so a repository owned by someone else is an error rather than a
 //! silently reduced view (gix would otherwise ignore its config and report no remotes).
 
+mod hidden;
+mod history;
 mod pristine;
 mod read;
 mod scan;
@@ -13,7 +15,10 @@ pub mod url;
 mod worktree;
 mod write;
 
-pub use read::{Base, BranchInfo, Changes, Head, Repo, WorktreeStatus, worktree_status};
+pub use history::reflog;
+pub use read::{
+    Base, BranchInfo, Changes, Head, Repo, Unreadable, WorktreeStatus, worktree_status,
+};
 pub use tracking::{Tracking, Unknown, tracking};
 pub use worktree::{
     Link, WorktreeInfo, in_progress, is_worktree_of, link, lock_reason, repository_locks,

@@ -36,6 +36,29 @@ pub struct Changes {
     pub conflicted: usize,
     /// `git status --short`-style lines (`XY path`), sorted by path.
     pub lines: Vec<String>,
+    /// Paths that could not be read — a directory that cannot be opened or listed, a file
+    /// that cannot be `lstat`ed or read, a rules file — sorted. git warns about these and
+    /// answers without them, and so do `lines`; but what they hold is unknown, so a
+    /// worktree with any is judged as holding work: [`Changes::is_clean`] is false, and a
+    /// removal must count them as work it would lose (this field is for that judgement).
+    pub unreadable: Vec<Unreadable>,
+    /// What else git would warn about while answering (a clean filter that could not run,
+    /// its file compared unfiltered).
+    pub warnings: Vec<String>,
+}
+
+/// A path that could not be read, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Unreadable {
+    /// Relative to the worktree; a directory ends in `/`.
+    pub path: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} cannot be read ({})", self.path, self.reason)
+    }
 }
 
 impl Changes {
@@ -44,8 +67,10 @@ impl Changes {
         self.lines.len()
     }
 
+    /// Nothing uncommitted, and nothing that could not be read: removing the worktree loses
+    /// no work of its files.
     pub fn is_clean(&self) -> bool {
-        self.lines.is_empty()
+        self.lines.is_empty() && self.unreadable.is_empty()
     }
 
     /// The short-status text, one line per path.
@@ -177,11 +202,12 @@ impl Repo {
         self.repo.config_snapshot().string(key).is_some()
     }
 
-    /// `remote.origin.url` as written in the config.
+    /// `remote.origin.url` as written in the config, without its userinfo: grove
+    /// compares, shows and caches (`cache/remotes.json`) it, and never keeps a credential.
     pub fn origin_url(&self) -> Option<String> {
         let cfg = self.repo.config_snapshot();
         cfg.string("remote.origin.url")
-            .map(|s| s.to_string())
+            .map(|s| crate::redact::url_without_userinfo(&s.to_string()).into_owned())
             .filter(|s| !s.is_empty())
     }
 

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use super::read::{Changes, Repo};
+use super::read::{Changes, Repo, Unreadable};
 use super::scan;
 use super::{Error, read::err};
 use crate::proc::Cmd;
@@ -41,27 +41,81 @@ pub(super) struct Ask {
 const LARGE: usize = 20_000;
 
 impl Repo {
-    /// The untracked files `git status` would list here: `status.showUntrackedFiles`.
+    /// The untracked files `git status` would list here: `status.showUntrackedFiles`, read
+    /// as git reads it: `no`, `normal` or `all`, or a boolean — a key without a value is
+    /// true (`normal`), an empty value false (`no`). Anything else git refuses; this shows
+    /// the default then.
     pub(super) fn untracked_as_configured(&self) -> Untracked {
         let cfg = self.repo.config_snapshot();
-        // As git reads it: a boolean, or `no`, `normal` or `all` (git refuses anything else;
-        // this shows the default then).
-        let value = cfg
-            .string("status.showUntrackedFiles")
-            .map(|v| v.to_string().to_ascii_lowercase());
-        match value.as_deref() {
-            Some("no" | "false" | "off" | "0" | "") => Untracked::No,
-            Some("all") => Untracked::All,
-            _ => Untracked::Normal,
+        // `string` passes over a key without a value; this sees it.
+        match cfg.plumbing().string_implicit("status.showUntrackedFiles") {
+            None | Some(None) => Untracked::Normal,
+            Some(Some(v)) => match v.to_ascii_lowercase().as_slice() {
+                b"no" | b"false" | b"off" | b"0" | b"" => Untracked::No,
+                b"all" => Untracked::All,
+                _ => Untracked::Normal,
+            },
         }
     }
 
     pub(super) fn status_of(&self, ask: Ask) -> Result<(Changes, Vec<String>), Error> {
         let index = self.read_index()?;
         if self.needs_git(&index) {
-            return self.status_by_git(ask);
+            let Some(fifo) = self.fifo_rules(&index) else {
+                return self.status_by_git(ask);
+            };
+            // git would open the fifo as a rules file and wait for a writer forever: grove
+            // answers itself, and what the rules would have said is unknown.
+            let (mut changes, ignored) = self.status_in_process(&index, ask)?;
+            changes.unreadable.push(Unreadable {
+                path: fifo,
+                reason: "a fifo where git reads rules (git would wait on it forever)".into(),
+            });
+            changes.unreadable.sort();
+            return Ok((changes, ignored));
         }
         self.status_in_process(&index, ask)
+    }
+
+    /// The first `.gitignore` or `.gitattributes` that is a fifo in a directory the index
+    /// holds files in or below (a rules file git opens while comparing them, or when its
+    /// walk enters the directory), relative to the worktree.
+    fn fifo_rules(&self, index: &gix::index::File) -> Option<String> {
+        let workdir = self.repo.workdir()?;
+        let mut dirs: Vec<&[u8]> = vec![b""];
+        let mut previous: &[u8] = b"";
+        for e in index.entries() {
+            let path: &[u8] = e.path(index).as_ref();
+            // Every directory above the entry (`a` and `a/b` of `a/b/c.txt`), each once: the
+            // entries are sorted, so those it shares with the previous entry are listed.
+            let common = path
+                .iter()
+                .zip(previous)
+                .take_while(|(a, b)| a == b)
+                .count();
+            for (slash, b) in path.iter().enumerate().skip(common) {
+                if *b == b'/' {
+                    dirs.push(&path[..slash]);
+                }
+            }
+            previous = path;
+        }
+        dirs.sort_unstable();
+        dirs.dedup();
+        dirs.iter().find_map(|dir| {
+            [".gitignore", ".gitattributes"]
+                .into_iter()
+                .find_map(|name| {
+                    let rel = if dir.is_empty() {
+                        name.to_string()
+                    } else {
+                        format!("{}/{name}", String::from_utf8_lossy(dir))
+                    };
+                    let dir = gix::path::from_byte_slice(dir).ok()?;
+                    let meta = workdir.join(dir).join(name).symlink_metadata().ok()?;
+                    std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()).then_some(rel)
+                })
+        })
     }
 
     /// The index, read without verifying its checksum (git does not either, outside
@@ -190,7 +244,8 @@ impl Repo {
                 .entry(entries[i].path(index).to_string())
                 .or_default();
             if y == 'U' {
-                slot.xy = ('U', 'U');
+                // Which stages the index holds decides git's letters for the conflict.
+                slot.stages |= 1 << (entries[i].stage_raw().clamp(1, 3) - 1);
             } else {
                 slot.xy.1 = y;
             }
@@ -200,17 +255,21 @@ impl Repo {
         }
         for (file, x) in staged {
             let slot = by_path.entry(file).or_default();
-            if slot.xy != ('U', 'U') {
-                slot.xy.0 = x;
-            }
+            slot.xy.0 = x;
         }
-        if !found.updates.is_empty() && gix_writes_all_of(index) {
-            // Best effort, like git: a locked index just means the next status rehashes.
-            let _ = write_stat_updates(repo, index, &found.updates);
-        }
+        // Best effort, like git: a locked index, or one changed since, just means the next
+        // status compares those files again.
+        let _ = scan::refresh::write(index, &found.updates);
         let mut ignored = found.ignored;
         ignored.sort();
-        Ok((changes_from(by_path), ignored))
+        let mut changes = changes_from(by_path);
+        changes.unreadable = found
+            .unreadable
+            .into_iter()
+            .map(|(path, reason)| Unreadable { path, reason })
+            .collect();
+        changes.warnings = found.warnings;
+        Ok((changes, ignored))
     }
 
     /// `git status --porcelain=v2`, for repositories gix cannot read as fast or at all.
@@ -228,8 +287,40 @@ impl Repo {
         let out = cmd.check()?;
         let (by_path, mut ignored) = parse_porcelain_v2(&out.stdout);
         ignored.sort();
-        Ok((changes_from(by_path), ignored))
+        let mut changes = changes_from(by_path);
+        changes.unreadable = unreadable_in_warnings(&out.stderr);
+        Ok((changes, ignored))
     }
+}
+
+/// What git's warnings on stderr say it could not read: a directory it could not open
+/// (`warning: could not open directory 'd/': Permission denied`), a path it could not
+/// `lstat` (`d/f: Permission denied`), a rules file it could not access.
+fn unreadable_in_warnings(stderr: &str) -> Vec<Unreadable> {
+    stderr
+        .lines()
+        .filter_map(|line| {
+            let quoted = |rest: &str| {
+                let rest = rest.strip_prefix('\'')?;
+                let (path, why) = rest.split_once("': ")?;
+                Some(Unreadable {
+                    path: path.to_string(),
+                    reason: why.to_string(),
+                })
+            };
+            if let Some(rest) = line.strip_prefix("warning: could not open directory ") {
+                quoted(rest)
+            } else if let Some(rest) = line.strip_prefix("warning: unable to access ") {
+                quoted(rest)
+            } else {
+                let (path, why) = line.rsplit_once(": ")?;
+                (why == "Permission denied" && !path.starts_with("warning:")).then(|| Unreadable {
+                    path: path.to_string(),
+                    reason: why.to_string(),
+                })
+            }
+        })
+        .collect()
 }
 
 /// Paths whose index entry differs from HEAD's tree, with git's `X` letter.
@@ -254,7 +345,17 @@ fn staged_changes(
             let x = match change {
                 C::Addition { .. } => 'A',
                 C::Deletion { .. } => 'D',
-                C::Modification { .. } => 'M',
+                C::Modification {
+                    previous_entry_mode,
+                    entry_mode,
+                    ..
+                } => {
+                    if kind(previous_entry_mode) == kind(entry_mode) {
+                        'M'
+                    } else {
+                        'T'
+                    }
+                }
                 C::Rewrite { .. } => 'R',
             };
             out.push((change.location().to_string(), x));
@@ -262,7 +363,44 @@ fn staged_changes(
         },
     )
     .map_err(err(repo.workdir().unwrap_or(repo.git_dir())))?;
+    // An intent-to-add entry is not in the index as far as HEAD is concerned (git's
+    // `ita_invisible_in_index`): nothing staged when HEAD lacks the path, its deletion
+    // staged when HEAD has it (`git rm --cached f; git add -N f` is `DA`).
+    let intended: Vec<&gix::bstr::BStr> = index
+        .entries()
+        .iter()
+        .filter(|e| e.stage_raw() == 0 && e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD))
+        .map(|e| e.path(index))
+        .collect();
+    if !intended.is_empty() {
+        out.retain(|(p, _)| !intended.iter().any(|i| *i == p.as_str()));
+        let tree = repo
+            .find_tree(head_tree)
+            .map_err(|e| Error::read(repo.git_dir(), e))?;
+        for path in intended {
+            if tree
+                .lookup_entry(path.split(|b| *b == b'/'))
+                .ok()
+                .flatten()
+                .is_some()
+            {
+                out.push((path.to_string(), 'D'));
+            }
+        }
+    }
     Ok(out)
+}
+
+/// What an index mode holds, for git's `T`: a file (executable or not), a link, a commit.
+fn kind(mode: gix::index::entry::Mode) -> u8 {
+    use gix::index::entry::Mode;
+    if mode == Mode::SYMLINK {
+        1
+    } else if mode == Mode::COMMIT {
+        2
+    } else {
+        0
+    }
 }
 
 /// The id of the tree the index's entries make (what `git write-tree` would write), or
@@ -323,129 +461,15 @@ fn tree_under(index: &gix::index::File, next: &mut usize, prefix: &[u8]) -> Opti
     gix::objs::compute_hash(index.object_hash(), gix::objs::Kind::Tree, &body).ok()
 }
 
-/// Whether gix writes back everything this index holds: it drops the resolve-undo record
-/// (what `git checkout -m` recreates a resolved conflict from), the untracked cache, the
-/// file-system monitor's token and a split index's link to its shared part (the index would
-/// silently stop being split). An index holding one is left as it is: the next status
-/// compares contents again, and git's own state stays whole.
-fn gix_writes_all_of(index: &gix::index::File) -> bool {
-    index.resolve_undo().is_none()
-        && index.untracked().is_none()
-        && index.fs_monitor().is_none()
-        && !may_be_split(index.path())
-}
-
-/// Whether the index at `path` may be split: gix merges a split index's shared part in as
-/// it reads it (so the index it read says nothing of it), and the shared part lives beside
-/// the index as `sharedindex.<id>`. A shared part left over from an index no longer split
-/// only costs the write-back.
-fn may_be_split(path: &std::path::Path) -> bool {
-    let Some(dir) = path.parent() else {
-        return true;
-    };
-    std::fs::read_dir(dir).map_or(true, |entries| {
-        entries.filter_map(|e| e.ok()).any(|e| {
-            e.file_name()
-                .as_encoded_bytes()
-                .starts_with(b"sharedindex.")
-        })
-    })
-}
-
-/// Writes refreshed stat data back to the index, as `git status` does: under the index's
-/// lock, and only if the index is still the one this status read (someone may have staged
-/// a file since; writing the older copy over it would unstage that).
-fn write_stat_updates(
-    repo: &gix::Repository,
-    index: &gix::index::File,
-    updates: &[(usize, Update)],
-) -> Result<(), Error> {
-    use std::io::Write as _;
-    let path = index.path();
-    let fail = |e: &dyn std::fmt::Display| Error::read(path, e);
-    let lock = gix::lock::File::acquire_to_update_resource(
-        path,
-        gix::lock::acquire::Fail::Immediately,
-        None,
-        // As gix writes the index: the lock file's mode from the umask.
-        0,
-    )
-    .map_err(|e| fail(&e))?;
-    if !still_the_index_read(index) {
-        // The lock is dropped unused: the index stays as the other writer left it.
-        return Ok(());
-    }
-    let mut file = index.clone();
-    let entries = file.entries_mut();
-    for (i, update) in updates {
-        if let Some(entry) = entries.get_mut(*i) {
-            match update {
-                Update::Stat(stat) => entry.stat = *stat,
-                Update::SizeZero => entry.stat.size = 0,
-            }
-        }
-    }
-    let skip_hash = repo
-        .config_snapshot()
-        .boolean("index.skipHash")
-        .unwrap_or(false);
-    let mut out = std::io::BufWriter::with_capacity(64 * 1024, lock);
-    file.write_to(
-        &mut out,
-        gix::index::write::Options {
-            extensions: Default::default(),
-            skip_hash,
-        },
-    )
-    .map_err(|e| fail(&e))?;
-    out.flush().map_err(|e| fail(&e))?;
-    let lock = out.into_inner().map_err(|e| fail(&e.into_error()))?;
-    lock.commit().map_err(|e| fail(&e.error))?;
-    Ok(())
-}
-
-/// The index file on disk is the one `index` was read from: same modification time, same
-/// length and same trailing checksum.
-fn still_the_index_read(index: &gix::index::File) -> bool {
-    use std::io::{Read as _, Seek as _, SeekFrom};
-    let Ok(mut f) = std::fs::File::open(index.path()) else {
-        return false;
-    };
-    let Ok(meta) = f.metadata() else {
-        return false;
-    };
-    let same_time = meta.modified().ok().is_some_and(|m| {
-        let t = index.timestamp();
-        m.duration_since(std::time::UNIX_EPOCH).is_ok_and(|d| {
-            d.as_secs() == t.unix_seconds() as u64 && d.subsec_nanos() == t.nanoseconds()
-        })
-    });
-    let Some(checksum) = index.checksum() else {
-        return false;
-    };
-    let n = checksum.as_slice().len();
-    let mut trailer = vec![0; n];
-    same_time
-        && meta.len() >= n as u64
-        && f.seek(SeekFrom::End(-(n as i64))).is_ok()
-        && f.read_exact(&mut trailer).is_ok()
-        && trailer == checksum.as_slice()
-}
-
-/// An index entry's refreshed stat data, or its size zeroed to keep a racily clean entry
-/// looking changed.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Update {
-    Stat(gix::index::entry::Stat),
-    SizeZero,
-}
-
 /// What changed at one path: its index entry against HEAD and the worktree (`X`, `Y` as
-/// `git status --short` shows them, blank when unchanged), and whether an untracked file is
-/// there too (a path whose deletion is staged can hold a new, untracked file: two lines).
+/// `git status --short` shows them, blank when unchanged), the stages of a conflict (bit
+/// `n - 1` for stage `n`; git's letters, `UU`, `AA`, `DU`…, come from which are there), and
+/// whether an untracked file is there too (a path whose deletion is staged can hold a new,
+/// untracked file: two lines).
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     xy: (char, char),
+    stages: u8,
     untracked: bool,
 }
 
@@ -453,8 +477,22 @@ impl Default for Slot {
     fn default() -> Self {
         Slot {
             xy: (' ', ' '),
+            stages: 0,
             untracked: false,
         }
+    }
+}
+
+/// git's short-status letters for a conflict whose index holds `stages` (see [`Slot`]).
+fn conflict_letters(stages: u8) -> (char, char) {
+    match stages {
+        0b001 => ('D', 'D'),
+        0b010 => ('A', 'U'),
+        0b100 => ('U', 'A'),
+        0b011 => ('U', 'D'),
+        0b101 => ('D', 'U'),
+        0b110 => ('A', 'A'),
+        _ => ('U', 'U'),
     }
 }
 
@@ -462,10 +500,14 @@ impl Default for Slot {
 fn changes_from(by_path: BTreeMap<String, Slot>) -> Changes {
     let mut c = Changes::default();
     for (path, slot) in by_path {
-        let (x, y) = slot.xy;
+        let (x, y) = if slot.stages != 0 {
+            conflict_letters(slot.stages)
+        } else {
+            slot.xy
+        };
         match (x, y) {
             (' ', ' ') => {}
-            ('U', 'U') => c.conflicted += 1,
+            _ if slot.stages != 0 => c.conflicted += 1,
             _ => {
                 if x != ' ' {
                     c.staged += 1;
@@ -487,7 +529,7 @@ fn changes_from(by_path: BTreeMap<String, Slot>) -> Changes {
 }
 
 /// Reads `git status --porcelain=v2 -z --no-renames` output: each changed path's `(X, Y)`
-/// (a conflict of any kind as `UU`, as gix reports it), and the ignored paths.
+/// (a conflict as the stages its letters name), and the ignored paths.
 fn parse_porcelain_v2(out: &str) -> (BTreeMap<String, Slot>, Vec<String>) {
     let mut by_path: BTreeMap<String, Slot> = BTreeMap::new();
     let mut ignored = Vec::new();
@@ -512,8 +554,21 @@ fn parse_porcelain_v2(out: &str) -> (BTreeMap<String, Slot>, Vec<String>) {
             }
             // `u XY sub m1 m2 m3 mW h1 h2 h3 path`
             "u" => {
-                if let Some(path) = rest.splitn(10, ' ').nth(9) {
-                    by_path.entry(path.to_string()).or_default().xy = ('U', 'U');
+                let fields: Vec<&str> = rest.splitn(10, ' ').collect();
+                if let [xy, .., path] = fields.as_slice()
+                    && fields.len() == 10
+                {
+                    let mut letters = xy.chars();
+                    let stages = match (letters.next(), letters.next()) {
+                        (Some('D'), Some('D')) => 0b001,
+                        (Some('A'), Some('U')) => 0b010,
+                        (Some('U'), Some('A')) => 0b100,
+                        (Some('U'), Some('D')) => 0b011,
+                        (Some('D'), Some('U')) => 0b101,
+                        (Some('A'), Some('A')) => 0b110,
+                        _ => 0b111,
+                    };
+                    by_path.entry(path.to_string()).or_default().stages = stages;
                 }
             }
             _ => {}
@@ -608,35 +663,53 @@ mod tests {
         assert_eq!(index_tree(&repo.read_index().unwrap()), None);
     }
 
+    /// An hour ago: old enough for refreshed stat data to be written back.
+    fn an_hour_ago() -> std::time::SystemTime {
+        std::time::SystemTime::now() - std::time::Duration::from_secs(3600)
+    }
+
     #[test]
-    fn an_index_holding_what_gix_cannot_write_is_not_written_back() {
+    fn the_write_back_keeps_the_index_version_and_every_extension() {
         let (_tmp, dir) = repo_with_a_commit();
+        crate::fsx::write_atomic(&dir.join("b.txt"), b"b\n").unwrap();
+        git(&dir, &["add", "b.txt"]);
         git(&dir, &["config", "core.untrackedCache", "true"]);
-        git(&dir, &["update-index", "--untracked-cache"]);
+        git(
+            &dir,
+            &["update-index", "--untracked-cache", "--index-version", "4"],
+        );
         git(&dir, &["status", "--porcelain"]);
         let repo = Repo::open(&dir).unwrap();
-        assert!(repo.read_index().unwrap().untracked().is_some());
+        let before = repo.read_index().unwrap();
+        assert!(before.untracked().is_some());
+        assert_eq!(before.version(), gix::index::Version::V4);
         // Stale stat data, same content: a refresh to write back.
-        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-        crate::ops::testutil::set_modified(&dir.join("a.txt"), t);
-        assert!(repo.changes().unwrap().is_clean());
-        assert!(
-            repo.read_index().unwrap().untracked().is_some(),
-            "git's untracked cache is still in the index"
+        crate::ops::testutil::set_modified(&dir.join("a.txt"), an_hour_ago());
+        assert_eq!(repo.changes().unwrap().lines, ["A  b.txt"]);
+        let after = repo.read_index().unwrap();
+        assert_ne!(
+            after.entries()[0].stat,
+            before.entries()[0].stat,
+            "written back"
         );
+        assert_eq!(after.version(), gix::index::Version::V4);
+        assert!(after.untracked().is_some(), "git's untracked cache is kept");
+        // git reads it, checksum and all, and sees what it saw.
+        git(&dir, &["fsck", "--no-dangling", "--no-progress"]);
+        assert_eq!(git(&dir, &["status", "--porcelain"]).trim(), "A  b.txt");
+    }
 
-        // A split index stays split.
+    #[test]
+    fn a_split_index_is_not_written_back() {
         let (_tmp, dir) = repo_with_a_commit();
         git(&dir, &["config", "core.splitIndex", "true"]);
         git(&dir, &["update-index", "--split-index"]);
-        let has_link = || {
-            let bytes = std::fs::read(dir.join(".git/index")).unwrap();
-            bytes.windows(4).any(|w| w == b"link")
-        };
-        assert!(has_link());
-        crate::ops::testutil::set_modified(&dir.join("a.txt"), t);
+        let bytes = || std::fs::read(dir.join(".git/index")).unwrap();
+        let before = bytes();
+        assert!(before.windows(4).any(|w| w == b"link"));
+        crate::ops::testutil::set_modified(&dir.join("a.txt"), an_hour_ago());
         assert!(Repo::open(&dir).unwrap().changes().unwrap().is_clean());
-        assert!(has_link(), "the index still links to its shared part");
+        assert_eq!(bytes(), before, "the index is left as git wrote it");
     }
 
     #[test]
@@ -644,18 +717,20 @@ mod tests {
         let (_tmp, dir) = repo_with_a_commit();
         let repo = Repo::open(&dir).unwrap();
         let read = repo.read_index().unwrap();
+        let mut stat = read.entries()[0].stat;
+        stat.mtime.secs -= 10;
         // Someone stages a file after this status read the index (the new index can share
         // the old one's second: the check must not rest on the time alone).
         crate::fsx::write_atomic(&dir.join("b.txt"), b"b\n").unwrap();
         git(&dir, &["add", "b.txt"]);
-        write_stat_updates(&repo.repo, &read, &[(0, Update::SizeZero)]).unwrap();
+        assert!(scan::refresh::write(&read, &[(0, stat)]).is_err());
         let staged = git(&dir, &["diff", "--cached", "--name-only"]);
         assert_eq!(staged.trim(), "b.txt", "the staged file is still staged");
 
         // Unchanged since it was read, the index is written.
         let read = repo.read_index().unwrap();
-        write_stat_updates(&repo.repo, &read, &[(0, Update::SizeZero)]).unwrap();
-        assert_eq!(repo.read_index().unwrap().entries()[0].stat.size, 0);
+        scan::refresh::write(&read, &[(0, stat)]).unwrap();
+        assert_eq!(repo.read_index().unwrap().entries()[0].stat, stat);
         assert_eq!(
             git(&dir, &["diff", "--cached", "--name-only"]).trim(),
             "b.txt"

@@ -114,6 +114,18 @@ fn tracking_in(work_dir: &Path, dot_git: &Path, is_file: bool, file: &Path) -> T
     let Ok(rel) = file.strip_prefix(work_dir) else {
         return Tracking::Untracked;
     };
+    // A repository without an index whose HEAD names a commit has lost its index (a
+    // fresh one, before its first commit, has none yet): what it tracks cannot be told.
+    let index_path = repo.repo.index_path();
+    if !index_path.exists() && repo.repo.head_id().is_ok() {
+        return Tracking::Unknown(Unknown::Other {
+            message: format!(
+                "the repository `{}` has no index (`{}` is missing) although its HEAD names a commit",
+                work_dir.display(),
+                index_path.display()
+            ),
+        });
+    }
     let index = match repo.repo.index_or_empty() {
         Ok(i) => i,
         Err(e) => {

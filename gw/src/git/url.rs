@@ -93,6 +93,30 @@ pub fn canonical(url: &str) -> String {
     format!("{host}/{}", path.trim_matches('/'))
 }
 
+/// A comma-separated list of repositories (`-r api,https://…`) split at every comma, with
+/// the URLs a comma in their userinfo cut apart put back together: a URL with nothing
+/// after its host yet (`https://bot:s3cr3t`) goes on into the next piece
+/// (`pw@host/x.git`). A git URL always has a path, so a piece without one cannot be a
+/// URL that ended there.
+pub fn rejoin(items: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(items.len());
+    let mut open = false;
+    for item in items {
+        match out.last_mut() {
+            Some(last) if open => {
+                last.push(',');
+                last.push_str(&item);
+            }
+            _ => out.push(item),
+        }
+        let last = out.last().expect("pushed");
+        open = last
+            .find("://")
+            .is_some_and(|i| !last[i + 3..].contains('/'));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,6 +159,23 @@ mod tests {
         );
         assert_eq!(owner_repo("file:///tmp/x.git"), None);
         assert_eq!(owner_repo("/local/path"), None);
+    }
+
+    #[test]
+    fn a_comma_in_a_urls_userinfo_does_not_split_it() {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            rejoin(v(&["api", "https://bot:s3cr3t", "pw@host/x.git", "web"])),
+            v(&["api", "https://bot:s3cr3t,pw@host/x.git", "web"])
+        );
+        assert_eq!(
+            rejoin(v(&["https://u:a", "b", "c@h/x", "web"])),
+            v(&["https://u:a,b,c@h/x", "web"])
+        );
+        assert_eq!(
+            rejoin(v(&["https://h/x.git", "web", "git@h:a/b"])),
+            v(&["https://h/x.git", "web", "git@h:a/b"])
+        );
     }
 
     #[test]

@@ -72,11 +72,11 @@ fn run_with_progress(
         if out.success() {
             Ok(out)
         } else {
-            Err(proc::Error::Failed {
-                command: cmd.display(),
-                status: out.status,
-                stderr: proc::tail_lines(&out.stderr, 20),
-            })
+            Err(proc::Error::failed(
+                &cmd.display(),
+                out.status,
+                &proc::tail_lines(&out.stderr, 20),
+            ))
         }
     })?;
     Ok(())

@@ -15,7 +15,7 @@ use crate::action::NextAction;
 use crate::error::{Code, Error, Result};
 use crate::fsx;
 use crate::ops::create::{self, RepoPlan, SetupResult};
-use crate::ops::plan::{self, Change, Described, Fact, PlanDoc, PlanKind};
+use crate::ops::plan::{self, Change, ChangeKind, Described, Fact, PlanDoc, PlanKind};
 use crate::ops::repos::{self, Chosen};
 use crate::ops::tx::{self, Tx, Undo};
 use crate::ops::{Ctx, Outcome, RepoResult, resolve};
@@ -67,6 +67,7 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
     // waits for this one.
     let locks = tx::lock_workspaces(ctx, &[&name])?;
     let ws = resolve::by_name(&ctx.state()?, &name)?.clone();
+    let locks = locks.with_branch(ctx, &ws.branch)?;
     if !ws.path.is_dir() {
         return Err(Error::new(
             Code::WorkspaceNotFound,
@@ -89,7 +90,7 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
         Ok(p) => p,
         Err(e) => {
             // A refused add changes nothing: not even a clone it made on the way.
-            repos::remove_clones(&chosen);
+            repos::remove_clones(ctx, &chosen);
             return Err(e);
         }
     };
@@ -101,10 +102,16 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
             &inputs(&ws.name, &opts.repos),
             &now,
         ) {
-            repos::remove_clones(&chosen);
+            repos::remove_clones(ctx, &chosen);
             return Err(e);
         }
     }
+    let cloned: Vec<std::path::PathBuf> = chosen
+        .iter()
+        .filter(|c| c.cloned)
+        .map(|c| c.path.clone())
+        .collect();
+    create::require_trust(ctx, "gw add-repo", &plans, &cloned)?;
     let mut report = AddRepoReport {
         workspace: ws.name.clone(),
         path: ws.path.clone(),
@@ -122,7 +129,7 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
     for p in &plans {
         // A registration whose directory is gone holds the branch; git would refuse.
         for path in &p.stale {
-            tx::remove_registration(ctx, &p.source, path)?;
+            crate::ops::safety::remove::stale_registration(ctx, &p.source, path)?;
         }
     }
     let mut tx = Tx::begin(ctx, locks, Kind::AddRepo, &ws.name, &[])?;
@@ -159,7 +166,7 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
             .into_iter()
             .filter(|c| !fsx::exists(&ws.path.join(&c.name)))
             .collect();
-        repos::remove_clones(&unused);
+        repos::remove_clones(ctx, &unused);
         report.count = report.repos.len();
         report.failure = Some(failure);
         return Ok(report);
@@ -201,7 +208,7 @@ pub fn plan_doc(ctx: &Ctx<'_>, opts: &AddRepoOptions) -> Result<PlanDoc> {
     let discovery = repos::discover(ctx, &config);
     let chosen = repos::resolve(ctx, &config, &opts.repos, &discovery)?;
     let planned = plan(ctx, &ws, &chosen);
-    repos::remove_clones(&chosen);
+    repos::remove_clones(ctx, &chosen);
     let (results, _, plans, warnings) = planned?;
     let described = describe(&ws, &results, &plans, &warnings);
     Ok(plan::document(
@@ -233,15 +240,16 @@ fn describe(
     ));
     for r in present {
         d.changes.push(
-            Change::new("skip")
+            Change::new(ChangeKind::Skip)
                 .repo(&r.repo)
                 .detail("already in the workspace"),
         );
     }
     create::describe_repos(plans, &ws.branch, &mut d.changes, &mut d.facts);
     if !plans.is_empty() {
-        d.changes
-            .push(Change::new("update_state_entry").detail(format!("workspace {}", ws.name)));
+        d.changes.push(
+            Change::new(ChangeKind::UpdateStateEntry).detail(format!("workspace {}", ws.name)),
+        );
     }
     create::describe_setup(plans, &mut d.changes);
     d
@@ -290,10 +298,22 @@ fn plan(ctx: &Ctx<'_>, ws: &Workspace, chosen: &[Chosen]) -> Result<Planned> {
         return Ok((results, new, Vec::new(), Vec::new()));
     }
     let mut warnings = create::fetch_all(ctx, &new);
+    let state = ctx.state()?;
+    let state = &state;
     let mut plans = Vec::new();
     for c in &new {
-        let (plan, w) =
-            create::plan_repo(ctx.territory(), c, &ws.path, &ws.branch, false, None, &[])?;
+        let (plan, w) = create::plan_repo(
+            &create::Around {
+                territory: ctx.territory(),
+                state,
+                ignored: &[],
+            },
+            c,
+            &ws.path,
+            &ws.branch,
+            false,
+            None,
+        )?;
         if fsx::exists(&plan.worktree) {
             return Err(Error::new(
                 Code::WorktreeExists,

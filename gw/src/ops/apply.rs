@@ -21,6 +21,7 @@ pub enum Applied {
     Reset(reset::ResetReport),
     Sync(sync::SyncReport),
     Prune(prune::PruneReport),
+    PruneBranches(prune::PruneBranchesReport),
 }
 
 /// Where a plan is read from.
@@ -88,6 +89,11 @@ pub fn apply(ctx: &Ctx<'_>, doc: &PlanDoc) -> Result<Applied> {
             let mut o: prune::PruneOptions = inputs(doc)?;
             o.expect = expect;
             Applied::Prune(prune::prune(ctx, o).map_err(no_longer_applies)?)
+        }
+        PlanKind::PruneBranches => {
+            let mut o: prune::PruneBranchesOptions = inputs(doc)?;
+            o.expect = expect;
+            Applied::PruneBranches(prune::prune_branches(ctx, o).map_err(no_longer_applies)?)
         }
     })
 }

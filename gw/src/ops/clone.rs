@@ -74,7 +74,7 @@ pub fn ensure(ctx: &Ctx<'_>, config: &Config, url: &str, discovery: &Discovery) 
         match cloned {
             Ok(()) => break,
             Err(e) if e.is_transient() && attempt < ATTEMPTS => {
-                fsx::remove_dir_all(&staging)?;
+                crate::ops::safety::remove::clone(ctx, &staging).map_err(Error::internal)?;
                 std::thread::sleep(Duration::from_secs(1 << (attempt - 1)));
             }
             Err(e) => return Err(Error::from(e).context(format!("cannot clone `{url}`"))),

@@ -9,7 +9,12 @@ use serde::Serialize;
 
 use crate::action::NextAction;
 use crate::config::Config;
+use std::sync::Arc;
+
 use crate::ops::Ctx;
+use crate::ops::env::{self, EnvVars};
+use crate::ops::hooks::Vars;
+use crate::ops::ports::Stack;
 use crate::ops::status::{self, StatusReport};
 use crate::state::State;
 
@@ -36,6 +41,10 @@ pub struct ContextReport {
     /// The workspace containing the current directory (the deepest one), with the live
     /// state of each repository; `null` outside any workspace.
     pub workspace: Option<StatusReport>,
+    /// The environment a command run here gets from grove (what `gw env` prints, for the
+    /// repository whose worktree holds the current directory); `null` outside any
+    /// workspace. Without `GROVE_SLOT` and the ports while the workspace has no slot yet.
+    pub env: Option<EnvVars>,
     #[serde(skip)]
     pub warnings: Vec<String>,
     #[serde(skip)]
@@ -61,7 +70,17 @@ pub fn context(ctx: &Ctx<'_>) -> ContextReport {
     let initialized = config.is_some();
     let fallback = Config::new(&ctx.home);
     let c = config.as_ref().unwrap_or(&fallback);
-    let workspace = state.containing(&ctx.env.cwd).map(status::of);
+    let here = state.containing(&ctx.env.cwd);
+    let workspace = here.map(|ws| status::of(c, ws));
+    let env = here.map(|ws| {
+        let repo = env::repo_at(ws, &ctx.env.cwd);
+        let ports = Stack::recorded(c, ws).map(Arc::new);
+        let vars = Vars {
+            ports: Some(ports),
+            ..Vars::recorded(ws)
+        };
+        EnvVars(vars.environment(repo.map(|r| (r.repo_name.as_str(), r.worktree_path.as_path()))))
+    });
     let next_actions = next_actions(ctx, initialized, workspace.as_ref());
     ContextReport {
         grove_version: env!("CARGO_PKG_VERSION"),
@@ -77,6 +96,7 @@ pub fn context(ctx: &Ctx<'_>) -> ContextReport {
         workspace_count: state.workspaces.len(),
         workspaces: state.names(),
         workspace,
+        env,
         warnings,
         next_actions,
     }

@@ -15,8 +15,9 @@ use serde::Serialize;
 use crate::action::NextAction;
 use crate::config::HookKind;
 use crate::error::{Code, Error, Result};
-use crate::ops::plan::{self, Change, Described, Fact, PlanDoc, PlanKind};
-use crate::ops::teardown::{self, Inspection};
+use crate::ops::plan::{self, Change, ChangeKind, Described, Fact, PlanDoc, PlanKind};
+use crate::ops::safety::{self, Inspection, Remover};
+use crate::ops::teardown;
 use crate::ops::{Ctx, Outcome, RepoResult, resolve, trash, tx};
 use crate::state::Workspace;
 use crate::state::journal::Kind;
@@ -95,6 +96,12 @@ impl DeleteReport {
 
 /// Deletes every named workspace, attempting all of them.
 pub fn delete(ctx: &Ctx<'_>, opts: DeleteOptions) -> Result<DeleteReport> {
+    delete_as(ctx, opts, Remover::Delete)
+}
+
+/// [`delete`], for `remover` (`gw prune`, `gw create --replace` delete through it): what
+/// holds work is judged by the kernel as that remover would lose it.
+pub fn delete_as(ctx: &Ctx<'_>, opts: DeleteOptions, remover: Remover) -> Result<DeleteReport> {
     let config = ctx.config()?;
     let names = clean_names(&opts.names);
     if names.is_empty() {
@@ -103,7 +110,7 @@ pub fn delete(ctx: &Ctx<'_>, opts: DeleteOptions) -> Result<DeleteReport> {
         );
     }
     if let Some(expect) = &opts.expect {
-        let now = describe(ctx, &config, &names, opts.force)?;
+        let now = describe_after(ctx, &config, &names, opts.force, remover, &mut Vec::new())?;
         plan::verify(PlanKind::Delete, expect, &inputs(&names, opts.force), &now)?;
     }
     let mut report = DeleteReport {
@@ -143,7 +150,7 @@ pub fn delete(ctx: &Ctx<'_>, opts: DeleteOptions) -> Result<DeleteReport> {
             }
         };
         let hook = config.hooks.get(HookKind::PreDelete);
-        match delete_one(ctx, &ws, hook, opts.force, &mut report.warnings) {
+        match delete_one(ctx, &ws, hook, remover, opts.force, &mut report.warnings) {
             Ok(d) => {
                 if d.state_removed {
                     crate::stats::record(&ctx.home, crate::stats::Event::WorkspaceDeleted, &ws);
@@ -244,7 +251,7 @@ pub fn describe(
     names: &[String],
     force: bool,
 ) -> Result<Described> {
-    describe_after(ctx, config, names, force, &mut Vec::new())
+    describe_after(ctx, config, names, force, Remover::Delete, &mut Vec::new())
 }
 
 /// [`describe`], after earlier deletions of the same command that delete the branches
@@ -254,6 +261,7 @@ pub fn describe_after(
     config: &crate::config::Config,
     names: &[String],
     force: bool,
+    remover: Remover,
     going: &mut Vec<(PathBuf, String)>,
 ) -> Result<Described> {
     let state = ctx.state()?;
@@ -265,7 +273,7 @@ pub fn describe_after(
     // the earlier ones' gone.
     for name in names {
         let ws = resolve::by_name(&state, name)?;
-        let (inspections, stray) = preflight(ws, force)?;
+        let (inspections, stray) = preflight(ws, remover, force)?;
         let multi = names.len() > 1;
         let label = |repo: &str| {
             if multi {
@@ -297,17 +305,18 @@ pub fn describe_after(
             .get(HookKind::PreDelete)
             .filter(|_| !ctx.no_hooks)
         {
-            d.changes
-                .push(Change::new("run_hook").detail(format!("pre_delete: {}", h.command)));
+            d.changes.push(
+                Change::new(ChangeKind::RunHook).detail(format!("pre_delete: {}", h.command)),
+            );
         }
         for (r, i) in ws.repos.iter().zip(&inspections) {
-            teardown::describe_worktree(r, &label(&r.repo_name), i, &mut d);
+            teardown::describe_worktree(r, &label(&r.repo_name), i, remover, &mut d);
         }
-        let dirty = inspections.iter().any(Inspection::dirty);
+        let dirty = inspections.iter().any(|i| i.holds_work(remover));
         if crate::fsx::exists(&ws.path) {
             ctx.territory().check(&ws.path, "delete")?;
             d.changes.push(
-                Change::new("move_to_trash")
+                Change::new(ChangeKind::MoveToTrash)
                     .path(&ws.path)
                     .destructive(dirty || !stray.is_empty())
                     .detail(format!(
@@ -317,7 +326,7 @@ pub fn describe_after(
             );
         }
         d.changes
-            .push(Change::new("remove_state_entry").detail(format!("workspace {name}")));
+            .push(Change::new(ChangeKind::RemoveStateEntry).detail(format!("workspace {name}")));
         for r in &ws.repos {
             teardown::describe_completion(ctx, r, &label(&r.repo_name), force, going, &mut d);
         }
@@ -325,62 +334,27 @@ pub fn describe_after(
     Ok(d)
 }
 
-/// Inspects every worktree and, unless forced, refuses when deleting would lose work.
-/// Returns the inspections and the files outside any worktree.
-fn preflight(ws: &Workspace, force: bool) -> Result<(Vec<Inspection>, Vec<String>)> {
-    let inspections = teardown::inspect_all(&ws.repos);
-    let stray = teardown::stray_files(ws);
-    if !force {
-        let mut dirty = Vec::new();
-        let mut parts = Vec::new();
-        for (r, i) in ws.repos.iter().zip(&inspections) {
-            let changes = i.changes.clone().unwrap_or_default();
-            let error = i.error.clone().or_else(|| {
-                (i.exists && !i.source_exists).then(|| "source repository is missing".into())
-            });
-            let mut why: Vec<String> = error.iter().cloned().collect();
-            if !changes.is_empty() {
-                let n = changes.len();
-                why.push(format!(
-                    "{n} uncommitted change{}",
-                    if n == 1 { "" } else { "s" }
-                ));
-            }
-            why.extend(i.held.iter().cloned());
-            if why.is_empty() {
-                continue;
-            }
-            parts.push(format!("{} ({})", r.repo_name, why.join("; ")));
-            let mut entry = serde_json::json!({ "repo": r.repo_name, "changes": changes });
-            if let Some(e) = error {
-                entry["error"] = e.into();
-            }
-            if !i.held.is_empty() {
-                entry["held"] = i.held.clone().into();
-            }
-            dirty.push(entry);
-        }
-        if !dirty.is_empty() || !stray.is_empty() {
-            if !stray.is_empty() {
-                parts.push(format!("files outside any worktree: {}", stray.join(", ")));
-            }
-            return Err(Error::new(
-                Code::WorktreeDirty,
-                format!(
-                    "workspace `{}` has work that would be lost: {}",
-                    ws.name,
-                    parts.join("; ")
-                ),
-            )
-            .with_fix("Commit or stash the changes (and finish or abort what is in progress), or pass --force to discard them")
-            .with_details(
-                serde_json::json!({ "workspace": ws.name, "repos": dirty, "stray_files": stray }),
-            )
-            .with_action(NextAction::read(
-                "See what would be lost",
-                &["gw", "status", &ws.name, "--format", "json"],
-            )));
-        }
+/// Inspects every worktree and, unless forced, refuses when `remover` would lose work
+/// (the kernel's verdict, `Work::refusal`). Returns the inspections and the files outside
+/// any worktree.
+fn preflight(
+    ws: &Workspace,
+    remover: Remover,
+    force: bool,
+) -> Result<(Vec<Inspection>, Vec<String>)> {
+    let inspections = safety::inspect_all(&ws.repos);
+    let stray = safety::work::stray_files(ws);
+    let refused: Vec<_> = ws
+        .repos
+        .iter()
+        .zip(&inspections)
+        .map(|(r, i)| (r, i, i.work.refusal(remover, force)))
+        .filter(|(_, _, held)| !held.is_empty())
+        .collect();
+    let stray_refused = !(stray.is_empty() || force && remover.forcible(safety::Kind::Stray));
+    if !refused.is_empty() || stray_refused {
+        let stray: &[String] = if stray_refused { &stray } else { &[] };
+        return Err(safety::refused(&ws.name, &refused, stray));
     }
     Ok((inspections, stray))
 }
@@ -389,6 +363,7 @@ fn delete_one(
     ctx: &Ctx<'_>,
     ws: &Workspace,
     hook: Option<&crate::config::Hook>,
+    remover: Remover,
     force: bool,
     warnings: &mut Vec<String>,
 ) -> Result<Deletion> {
@@ -398,13 +373,15 @@ fn delete_one(
     if crate::fsx::exists(&ws.path) {
         ctx.territory().check(&ws.path, "delete")?;
     }
+    let branches: Vec<&str> = ws.repos.iter().map(|r| r.branch.as_str()).collect();
+    let lock = || tx::lock_workspaces(ctx, &[&ws.name])?.with_branches(ctx, &branches);
     let (locks, (inspections, stray)) = if !hooks.is_empty() {
-        let inspected = preflight(ws, force)?;
+        let inspected = preflight(ws, remover, force)?;
         warnings.extend(teardown::run_hooks(ctx, ws, &hooks)?);
-        (tx::lock_workspaces(ctx, &[&ws.name])?, inspected)
+        (lock()?, inspected)
     } else {
-        let locks = tx::lock_workspaces(ctx, &[&ws.name])?;
-        (locks, preflight(ws, force)?)
+        let locks = lock()?;
+        (locks, preflight(ws, remover, force)?)
     };
     ctx.events.progress(&format!("deleting {}", ws.name));
     let base = ws
@@ -421,6 +398,7 @@ fn delete_one(
         moves: vec![(ws.path.clone(), trash::path_for(&ws.path, &base))],
         after: None,
         force,
+        remover,
         inspected_under_lock: hooks.is_empty(),
     };
     let removed = teardown::remove(ctx, locks, request).map_err(|f| {

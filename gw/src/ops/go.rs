@@ -89,7 +89,7 @@ pub fn close(ctx: &Ctx<'_>) -> Result<Option<String>> {
     };
     let vars = state
         .containing(&ctx.env.cwd)
-        .map(Vars::of)
+        .map(|ws| Vars::of(ctx, ws))
         .unwrap_or_default();
     let cwd = ctx.env.cwd.clone();
     hooks::run_global(ctx, Some(hook), HookKind::OnClose, &vars, &cwd)

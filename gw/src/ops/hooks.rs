@@ -4,16 +4,18 @@
 //! [`Events::output`], which the output layer writes to stderr.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::config::{Hook, HookKind, OnFailure};
 use crate::duration;
 use crate::error::{Code, Error, Result};
-use crate::home::GroveHome;
 use crate::ops::Ctx;
+use crate::ops::ports::{Placeholders, Ports, Stack};
 use crate::proc::{self, Cmd, Status};
 use crate::state::Workspace;
 
-/// Values substituted into a hook's `{placeholders}`.
+/// What a command run for a workspace is told: the values substituted into a hook's
+/// `{placeholders}`, and its environment ([`Vars::environment`]).
 #[derive(Debug, Clone, Default)]
 pub struct Vars {
     pub name: String,
@@ -22,10 +24,33 @@ pub struct Vars {
     pub source_url: String,
     pub source_ref: String,
     pub source_title: String,
+    /// The workspace's slot and ports, or why they could not be laid out.
+    pub ports: Ports,
 }
 
 impl Vars {
-    pub fn of(ws: &Workspace) -> Vars {
+    /// The values of workspace `ws`, with its ports (see [`Stack::of`]). When they cannot
+    /// be laid out (a `.grove.toml` or `config.toml` that does not allow it), commands run
+    /// without them and a warning says why; a placeholder that needs them fails.
+    pub fn of(ctx: &Ctx<'_>, ws: &Workspace) -> Vars {
+        let stack = ctx.config().and_then(|c| Stack::of(ctx, &c, ws));
+        if let Err(e) = &stack {
+            ctx.events.output(
+                "warning: ",
+                &format!(
+                    "workspace `{}`: commands run without GROVE_SLOT and GROVE_PORT_*: {}",
+                    ws.name, e.message
+                ),
+            );
+        }
+        Vars {
+            ports: Some(stack.map(Arc::new).map_err(|e| e.message.clone())),
+            ..Vars::recorded(ws)
+        }
+    }
+
+    /// The values recorded for `ws`, without its ports.
+    pub fn recorded(ws: &Workspace) -> Vars {
         let src = ws.source.as_ref();
         Vars {
             name: ws.name.clone(),
@@ -34,6 +59,50 @@ impl Vars {
             source_url: src.map(|s| s.url.clone()).unwrap_or_default(),
             source_ref: src.map(|s| s.reference.clone()).unwrap_or_default(),
             source_title: src.map(|s| s.title.clone()).unwrap_or_default(),
+            ports: None,
+        }
+    }
+
+    /// The environment of a command run for the workspace — in repository `repo`'s
+    /// worktree, if given: `GROVE_WORKSPACE`, `GROVE_WORKSPACE_PATH`, `GROVE_BRANCH`,
+    /// `GROVE_REPO` and `GROVE_WORKTREE`, then `GROVE_SLOT`, `GROVE_PORT_<REPO>_<NAME>` for
+    /// every port of the workspace and `PORT` ([`Stack::env`]). Hooks, `.grove.toml`
+    /// commands, `gw run` and `gw env` all take it from here.
+    pub fn environment(&self, repo: Option<(&str, &Path)>) -> Vec<(String, String)> {
+        let mut vars = vec![
+            ("GROVE_WORKSPACE".to_string(), self.name.clone()),
+            ("GROVE_WORKSPACE_PATH".to_string(), self.path.clone()),
+            ("GROVE_BRANCH".to_string(), self.branch.clone()),
+        ];
+        if let Some((name, worktree)) = repo {
+            vars.push(("GROVE_REPO".into(), name.to_string()));
+            vars.push((
+                "GROVE_WORKTREE".into(),
+                worktree.to_string_lossy().into_owned(),
+            ));
+        }
+        if let Some(Ok(stack)) = &self.ports {
+            vars.extend(stack.env(repo.map(|(name, _)| name)));
+        }
+        vars
+    }
+
+    /// Gives `cmd` the grove directory's variables
+    /// ([`GroveHome::child_env`](crate::home::GroveHome::child_env)) and the
+    /// workspace's ([`Vars::environment`]), none of the latter inherited from gw's own.
+    fn set_environment(&self, ctx: &Ctx<'_>, cmd: &mut Cmd, repo: Option<(&str, &Path)>) {
+        for k in &ctx.env.inherited_workspace_vars {
+            cmd.env_remove(k);
+        }
+        cmd.envs(ctx.home.child_env()).envs(self.environment(repo));
+    }
+
+    /// What a `.grove.toml` command's `{workspace}`, `{slot}` and `{port.<repo>.<name>}`
+    /// stand for.
+    pub fn placeholders(&self) -> Placeholders<'_> {
+        Placeholders {
+            workspace: &self.name,
+            stack: &self.ports,
         }
     }
 
@@ -83,11 +152,8 @@ pub fn run_global(
         ctx.env.home.as_path()
     };
     let mut cmd = Cmd::shell(&command, cwd);
-    cmd.envs(ctx.home.child_env())
-        .env("GROVE_WORKSPACE", &vars.name)
-        .env("GROVE_WORKSPACE_PATH", &vars.path)
-        .env("GROVE_BRANCH", &vars.branch)
-        .timeout(hook.timeout);
+    vars.set_environment(ctx, &mut cmd, None);
+    cmd.timeout(hook.timeout);
     let prefix = format!("[{label}] ");
     if hook.stream {
         ctx.events.progress(&format!("running {label} hook"));
@@ -147,18 +213,27 @@ impl CommandFailure {
     }
 }
 
-/// One of a repository's `.grove.toml` commands, ready to run with `sh -c` in its
-/// worktree `cwd`, with `GROVE_WORKSPACE`, `GROVE_WORKSPACE_PATH`, `GROVE_BRANCH`,
-/// `GROVE_REPO`, `GROVE_WORKTREE` and the grove directory's variables
-/// ([`GroveHome::child_env`]) set.
-pub fn repo_command(home: &GroveHome, command: &str, repo: &str, cwd: &Path, vars: &Vars) -> Cmd {
+/// One of a repository's `.grove.toml` commands, its placeholders filled in
+/// ([`Vars::placeholders`]), ready to run with `sh -c` in its worktree `cwd`, with the
+/// grove directory's variables and the workspace's set. Fails, saying why, when a
+/// placeholder cannot be filled.
+pub fn repo_command(
+    ctx: &Ctx<'_>,
+    command: &str,
+    repo: &str,
+    cwd: &Path,
+    vars: &Vars,
+) -> std::result::Result<Cmd, String> {
+    let command = vars.placeholders().expand(command)?;
+    Ok(repo_shell(ctx, &command, repo, cwd, vars))
+}
+
+/// `command` as it is (no placeholders: `gw run -- CMD`, typed by the user, whose
+/// environment has the same values), run with `sh -c` in repository `repo`'s worktree
+/// `cwd` with the grove directory's variables and the workspace's set.
+pub fn repo_shell(ctx: &Ctx<'_>, command: &str, repo: &str, cwd: &Path, vars: &Vars) -> Cmd {
     let mut cmd = Cmd::shell(command, cwd);
-    cmd.envs(home.child_env())
-        .env("GROVE_WORKSPACE", &vars.name)
-        .env("GROVE_WORKSPACE_PATH", &vars.path)
-        .env("GROVE_BRANCH", &vars.branch)
-        .env("GROVE_REPO", repo)
-        .env("GROVE_WORKTREE", cwd);
+    vars.set_environment(ctx, &mut cmd, Some((repo, cwd)));
     cmd
 }
 
@@ -175,7 +250,17 @@ pub fn run_repo_commands(
 ) -> std::result::Result<(), CommandFailure> {
     let prefix = format!("[{repo}] ");
     for command in commands {
-        let result = repo_command(&ctx.home, command, repo, cwd, vars).stream(&mut |_, line| {
+        let cmd = match repo_command(ctx, command, repo, cwd, vars) {
+            Ok(cmd) => cmd,
+            Err(why) => {
+                return Err(CommandFailure {
+                    command: command.clone(),
+                    status: why,
+                    tail: String::new(),
+                });
+            }
+        };
+        let result = cmd.stream(&mut |_, line| {
             if stream {
                 ctx.events.output(&prefix, line);
             }

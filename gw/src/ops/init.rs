@@ -47,6 +47,11 @@ pub fn init(ctx: &Ctx<'_>, dirs_in: &[PathBuf]) -> Result<InitReport> {
     config.set_repo_dirs(all);
     fsx::create_dir_all(ctx.home.root())?;
     fsx::create_dir_all(&config.workspace_dir)?;
+    if created {
+        // A new grove trusts no repository's commands yet; a grove directory from before
+        // trust (`config.toml` without `trust.json`) is upgraded by the first check instead.
+        crate::ops::trust::start(ctx)?;
+    }
     config.save()?;
     let d = crate::ops::repos::discover(ctx, &config);
     Ok(InitReport {

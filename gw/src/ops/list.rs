@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::fsx;
 use crate::git;
 use crate::ops::Ctx;
+use crate::ops::ports::{self, Port, PortStatus, Stack};
 use crate::parallel;
 use crate::state::listing::{RawStr, RepoRef, WorkspaceRef};
 use crate::state::{Blueprint, Listing, RepoEntry, Source, Workspace};
@@ -86,6 +87,9 @@ pub struct WorkspaceView<'a> {
     pub source: Option<&'a Source>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blueprint: Option<&'a Blueprint>,
+    /// The workspace's port slot (see `gw list --ports`); absent until it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slot: Option<u32>,
     /// For each field that is `null` because it could not be determined, the reason.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unknown: BTreeMap<&'static str, String>,
@@ -143,8 +147,8 @@ impl<'a> WorkspaceView<'a> {
             Text::Str(&w.branch),
             &w.created_at,
             (Repos::Entries(&w.repos), w.repos.len()),
-            w.source.as_ref(),
-            w.blueprint.as_ref(),
+            (w.source.as_ref(), w.blueprint.as_ref()),
+            w.slot,
         )
     }
 
@@ -157,8 +161,8 @@ impl<'a> WorkspaceView<'a> {
             Text::Raw(w.branch),
             &created_at,
             (Repos::Records(&w.repos), w.repos.len()),
-            w.source.as_deref(),
-            w.blueprint.as_deref(),
+            (w.source.as_deref(), w.blueprint.as_deref()),
+            w.slot,
         )
     }
 
@@ -168,8 +172,8 @@ impl<'a> WorkspaceView<'a> {
         branch: Text<'a>,
         recorded: &str,
         (repos, repo_count): (Repos<'a>, usize),
-        source: Option<&'a Source>,
-        blueprint: Option<&'a Blueprint>,
+        (source, blueprint): (Option<&'a Source>, Option<&'a Blueprint>),
+        slot: Option<u32>,
     ) -> WorkspaceView<'a> {
         let created_at = crate::time::created_at_utc(recorded);
         let mut unknown = BTreeMap::new();
@@ -188,6 +192,7 @@ impl<'a> WorkspaceView<'a> {
             repo_count,
             source,
             blueprint,
+            slot,
             unknown,
         }
     }
@@ -351,6 +356,69 @@ pub fn list_status(ctx: &Ctx<'_>) -> Result<ListStatusReport> {
         })
         .collect();
     Ok(ListStatusReport {
+        count: workspaces.len(),
+        workspaces,
+    })
+}
+
+/// A workspace's ports, each looked at now.
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct WorkspacePorts {
+    pub name: String,
+    pub path: PathBuf,
+    /// `null` until the workspace has a slot (see `unknown`).
+    pub slot: Option<u32>,
+    pub ports: Vec<PortStatus>,
+    pub port_count: usize,
+    /// For `slot` (and so `ports`) when they cannot be told: why.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unknown: BTreeMap<&'static str, String>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct ListPortsReport {
+    pub workspaces: Vec<WorkspacePorts>,
+    pub count: usize,
+}
+
+/// `gw list --ports`: every workspace's slot and ports, and whether something listens on
+/// each. Changes nothing: a workspace without a slot yet shows none.
+pub fn list_ports(ctx: &Ctx<'_>) -> Result<ListPortsReport> {
+    let config = ctx.config()?;
+    let state = ctx.state()?;
+    let stacks: Vec<std::result::Result<Stack, String>> =
+        parallel::map(&state.workspaces, |w| Stack::recorded(&config, w));
+    let all: Vec<Port> = stacks
+        .iter()
+        .flatten()
+        .flat_map(|s| s.ports.iter().cloned())
+        .collect();
+    let mut looked = ports::look(&all).into_iter();
+    let workspaces: Vec<WorkspacePorts> = state
+        .workspaces
+        .iter()
+        .zip(stacks)
+        .map(|(w, stack)| {
+            let (ports, unknown): (Vec<PortStatus>, _) = match stack {
+                Ok(s) => (
+                    looked.by_ref().take(s.ports.len()).collect(),
+                    BTreeMap::new(),
+                ),
+                Err(why) => (Vec::new(), ports::unknown(w, why)),
+            };
+            WorkspacePorts {
+                name: w.name.clone(),
+                path: w.path.clone(),
+                slot: w.slot,
+                port_count: ports.len(),
+                ports,
+                unknown,
+            }
+        })
+        .collect();
+    Ok(ListPortsReport {
         count: workspaces.len(),
         workspaces,
     })

@@ -5,7 +5,6 @@
 pub mod add_repo;
 pub mod apply;
 pub mod blueprint;
-pub mod branch_fate;
 pub mod bug_report;
 pub mod clone;
 pub mod context;
@@ -13,6 +12,7 @@ pub mod create;
 pub mod delete;
 pub mod dirs;
 pub mod doctor;
+pub mod env;
 pub mod go;
 pub mod hooks;
 pub mod init;
@@ -20,6 +20,7 @@ pub mod list;
 pub mod names;
 pub mod plan;
 pub mod plugin;
+pub mod ports;
 pub mod preset;
 pub mod prune;
 pub mod recover;
@@ -29,15 +30,17 @@ pub mod repos;
 pub mod reset;
 pub mod resolve;
 pub mod run;
+pub mod safety;
 pub mod schema;
 pub mod shell_init;
+pub mod skill;
 pub mod status;
 pub mod sync;
 pub mod teardown;
-pub mod territory;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod trash;
+pub mod trust;
 pub mod tx;
 
 use std::time::Duration;
@@ -135,9 +138,12 @@ pub struct Ctx<'a> {
     pub events: &'a dyn Events,
     /// `--no-hooks`: global lifecycle hooks count as unconfigured.
     pub no_hooks: bool,
+    /// How commands of a repository's `.grove.toml` not approved yet may be (see
+    /// [`trust::require`]): refused unless the CLI says a person may be asked, or `--yes`.
+    pub approval: trust::Approval<'a>,
     /// Fault injection for tests of rollback (see `tx::Faults`); always `None` in `gw`.
     pub faults: Option<std::sync::Arc<tx::Faults>>,
-    territory: std::sync::OnceLock<territory::Territory>,
+    territory: std::sync::OnceLock<safety::Territory>,
 }
 
 impl<'a> Ctx<'a> {
@@ -150,19 +156,20 @@ impl<'a> Ctx<'a> {
             store,
             events,
             no_hooks: false,
+            approval: trust::Approval::Refuse { yes: false },
             faults: None,
             territory: std::sync::OnceLock::new(),
         }
     }
 
     /// Where grove may move or delete things: the workspace directories (see
-    /// [`territory`]). Read once.
-    pub fn territory(&self) -> &territory::Territory {
+    /// [`safety::territory`]). Read once.
+    pub fn territory(&self) -> &safety::Territory {
         self.territory.get_or_init(|| {
             let dir = Config::load(&self.home, self.env)
                 .ok()
                 .map(|c| c.workspace_dir);
-            territory::Territory::new(&self.home, dir.as_deref())
+            safety::Territory::new(&self.home, dir.as_deref())
         })
     }
 

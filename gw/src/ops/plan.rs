@@ -36,6 +36,7 @@ pub enum PlanKind {
     Reset,
     Sync,
     Prune,
+    PruneBranches,
 }
 
 impl PlanKind {
@@ -49,6 +50,68 @@ impl PlanKind {
             PlanKind::Reset => "reset",
             PlanKind::Sync => "sync",
             PlanKind::Prune => "prune",
+            PlanKind::PruneBranches => "prune branches",
+        }
+    }
+}
+
+/// What a change does. The vocabulary of `Change.action`; the schema is generated from
+/// this enum, so it cannot drift from what is emitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// create: make the workspace directory.
+    CreateWorkspaceDir,
+    /// create: a new branch from its base.
+    CreateBranch,
+    /// create: a new branch tracking the remote branch of that name.
+    TrackRemoteBranch,
+    /// create, add-repo: `git worktree add`.
+    CreateWorktree,
+    /// A global lifecycle hook (`post_create`, `pre_delete`).
+    RunHook,
+    /// create, add-repo: a repository's `setup` commands.
+    RunSetupHook,
+    /// create: record the workspace in `state.json`.
+    RecordState,
+    /// delete, remove-repo: a repository's `teardown` commands.
+    RunTeardownHook,
+    /// delete, remove-repo: rename the workspace (or worktree) into the trash; its files
+    /// are removed in the background.
+    MoveToTrash,
+    /// delete: drop the workspace's state entry.
+    RemoveStateEntry,
+    /// delete, remove-repo: remove git's registration of the worktree that went.
+    RemoveRegistration,
+    /// delete, remove-repo, prune branches: delete a branch (destructive when commits
+    /// found nowhere else go with it).
+    DeleteBranch,
+    /// delete, remove-repo, prune branches: a branch that stays, and why.
+    KeepBranch,
+    /// sync: rebase onto the base.
+    Rebase,
+    /// reset: sync a worktree that is (or will be) on its branch.
+    Sync,
+    /// reset: switch a worktree back to the workspace's branch.
+    SwitchBranch,
+    /// reset --discard: throw away changes to tracked files.
+    DiscardChanges,
+    /// rename: move the workspace directory.
+    MoveDirectory,
+    /// rename: point git's registrations at the moved worktrees.
+    RepairWorktrees,
+    /// add-repo, remove-repo, rename: change the workspace's state entry.
+    UpdateStateEntry,
+    /// Nothing is done for this repository or workspace, and why.
+    Skip,
+}
+
+impl std::fmt::Display for ChangeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match serde_json::to_value(self) {
+            Ok(Value::String(s)) => f.write_str(&s),
+            _ => write!(f, "{self:?}"),
         }
     }
 }
@@ -57,12 +120,7 @@ impl PlanKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Change {
-    /// `create_workspace_dir`, `create_branch`, `track_remote_branch`, `create_worktree`,
-    /// `run_setup_hook`, `record_state`, `run_teardown_hook`, `move_to_trash`,
-    /// `remove_state_entry`, `prune_worktrees`, `delete_branch`, `keep_branch`, `rebase`,
-    /// `switch_branch`, `discard_changes`, `move_directory`, `repair_worktrees`,
-    /// `update_state_entry`, `skip`.
-    pub action: String,
+    pub action: ChangeKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -77,9 +135,9 @@ pub struct Change {
 }
 
 impl Change {
-    pub fn new(action: &str) -> Change {
+    pub fn new(action: ChangeKind) -> Change {
         Change {
-            action: action.into(),
+            action,
             repo: None,
             path: None,
             branch: None,
@@ -417,7 +475,11 @@ mod tests {
             serde_json::json!({"names": ["w"], "force": false}),
             Described {
                 workspace: "w".into(),
-                changes: vec![Change::new("move_to_trash").path("/w").destructive(false)],
+                changes: vec![
+                    Change::new(ChangeKind::MoveToTrash)
+                        .path("/w")
+                        .destructive(false),
+                ],
                 facts: vec![Fact::new(Some("api"), "head", "a".repeat(40))],
                 warnings: vec![],
             },

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::ops::Ctx;
+use crate::ops::safety::fate;
 use crate::ops::tx::{self, Undo};
 use crate::state::journal::{self, Action, Found, Kind, Phase, StepStatus};
 
@@ -186,6 +187,8 @@ fn recover(ctx: &Ctx<'_>, f: Found) -> Recovered {
         .collect();
     names.sort();
     names.dedup();
+    // `gw prune branches` journals no workspace.
+    names.retain(|n| !n.is_empty());
     let left = |detail: String| Recovered {
         id: record.id.clone(),
         workspace: Some(record.workspace.clone()),
@@ -337,43 +340,6 @@ fn foreign_move(
     })
 }
 
-/// Why completing a recorded branch deletion keeps the branch after all: it moved since;
-/// it is not a branch the workspace recorded as its own (grove-created); or — unless the
-/// operation was forced — its commits no longer all exist elsewhere (the branch rule of
-/// `ops::branch_fate`, judged again now).
-fn keep_branch(
-    repo: &crate::git::Repo,
-    branch: &str,
-    at: &str,
-    tip: &str,
-    forced: bool,
-    recorded: &[(std::path::PathBuf, String)],
-) -> Option<String> {
-    if at != tip {
-        return Some(format!("it moved to {at}"));
-    }
-    let source = crate::fsx::canonical_lenient(repo.path());
-    if !recorded
-        .iter()
-        .any(|(s, b)| Some(s) == source.as_ref() && b == branch)
-    {
-        return Some("the operation does not record it as the workspace's branch".into());
-    }
-    if forced {
-        return None;
-    }
-    match repo.unique_commits(branch) {
-        Ok(0) => None,
-        Ok(n) => Some(format!(
-            "{n} commit{} only on it",
-            if n == 1 { " exists" } else { "s exist" }
-        )),
-        Err(e) => Some(format!(
-            "cannot tell whether its commits exist elsewhere: {e}"
-        )),
-    }
-}
-
 fn undo_name(u: &Undo) -> String {
     match u {
         Undo::Undone => "undone".into(),
@@ -426,15 +392,17 @@ fn complete(
             } => match crate::git::Repo::open(source) {
                 Ok(r) => match r.local_branch(branch) {
                     None => Ok(()),
-                    Some(at) => match keep_branch(&r, branch, &at, tip, *forced, &recorded) {
-                        Some(why) => {
-                            step.status = StepStatus::Kept;
-                            kept = true;
-                            lines.push(format!("{}: kept ({why})", step.action.describe()));
-                            continue;
+                    Some(at) => {
+                        match fate::keep_on_completion(&r, branch, &at, tip, *forced, &recorded) {
+                            Some(why) => {
+                                step.status = StepStatus::Kept;
+                                kept = true;
+                                lines.push(format!("{}: kept ({why})", step.action.describe()));
+                                continue;
+                            }
+                            None => tx::apply(ctx, &step.action),
                         }
-                        None => tx::apply(ctx, &step.action),
-                    },
+                    }
                 },
                 Err(e) => Err(Error::from(e)),
             },

@@ -2,9 +2,10 @@
 //!
 //! Converges: a repository that is not in the workspace is `not_found`, not an error, so
 //! a retry after a partial failure finishes the job. Every repository is checked before
-//! anything is removed: without `--force`, uncommitted changes (or an operation in
-//! progress) refuse with `WORKTREE_DIRTY`, and a worktree that is not on the workspace's
-//! branch or not registered where state says refuses with `BRANCH_CONFLICT`. Removal runs
+//! anything is removed: without `--force`, work the worktree holds refuses with
+//! `WORKTREE_DIRTY` — judged by the safety kernel exactly as `gw delete` judges it — and a
+//! worktree that is not on the workspace's branch or not registered where state says
+//! refuses with `BRANCH_CONFLICT`. Removal runs
 //! the `teardown` commands, then, in one transaction (`ops::tx`), quarantines each worktree
 //! into `.trash` and drops the repositories from state (a failure before that commit puts
 //! everything back), then removes their registrations and deletes the branches under the
@@ -20,7 +21,8 @@ use crate::action::NextAction;
 use crate::error::{Code, Error, Result};
 use crate::fsx;
 use crate::git;
-use crate::ops::plan::{self, Change, Described, PlanDoc, PlanKind};
+use crate::ops::plan::{self, Change, ChangeKind, Described, PlanDoc, PlanKind};
+use crate::ops::safety::{self, Inspection, Remover};
 use crate::ops::{Ctx, Outcome, RepoResult, resolve, teardown, trash, tx};
 use crate::parallel;
 use crate::state::journal::Kind;
@@ -63,17 +65,16 @@ impl RemoveRepoReport {
     }
 }
 
-/// Why a repository may not be removed without `--force`.
+/// Why a repository may not be removed without `--force`: its worktree cannot be told to
+/// be the workspace's.
 struct Refusal {
-    code: Code,
     repo: String,
     reason: String,
-    changes: Vec<String>,
 }
 
 /// `gw remove-repo [NAME] -r … [--force]`.
 pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoReport> {
-    let (ws, names, targets) = validate(ctx, &opts)?;
+    let (ws, names, targets, inspections) = validate(ctx, &opts)?;
     // Before the teardown commands run: an interrupted operation on it comes first.
     tx::check_pending(ctx, &[&ws.name])?;
     let mut report = RemoveRepoReport {
@@ -96,7 +97,7 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
     }
 
     if let Some(expect) = &opts.expect {
-        let now = describe(ctx, &ws, &names, &targets, opts.force);
+        let now = describe(ctx, &ws, &names, &targets, &inspections, opts.force);
         plan::verify(
             PlanKind::RemoveRepo,
             expect,
@@ -109,7 +110,6 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
         return Ok(report);
     }
 
-    let inspections = teardown::inspect_all(&targets);
     for r in &targets {
         if fsx::exists(&r.worktree_path) {
             check_inside(ctx, &ws, r)?;
@@ -120,7 +120,8 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
         &ws,
         &teardown::Hooks::of(&targets, None),
     )?);
-    let locks = tx::lock_workspaces(ctx, &[&ws.name])?;
+    let branches: Vec<&str> = targets.iter().map(|r| r.branch.as_str()).collect();
+    let locks = tx::lock_workspaces(ctx, &[&ws.name])?.with_branches(ctx, &branches)?;
     let n = targets.len();
     ctx.events.progress(&format!(
         "removing {n} worktree{} from {}",
@@ -154,6 +155,7 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
         moves,
         after: Some(after),
         force: opts.force,
+        remover: Remover::RemoveRepo,
         inspected_under_lock: false,
     };
     let removed = match teardown::remove(ctx, locks, request) {
@@ -223,12 +225,16 @@ fn check_inside(ctx: &Ctx<'_>, ws: &Workspace, r: &RepoEntry) -> Result<()> {
     }
 }
 
-/// The workspace, the repository names asked for, and those of them in the workspace —
-/// after refusing (unless `--force`) to remove a dirty worktree or one on another branch.
-fn validate(
-    ctx: &Ctx<'_>,
-    opts: &RemoveRepoOptions,
-) -> Result<(Workspace, Vec<String>, Vec<RepoEntry>)> {
+/// What [`validate`] found: the workspace, the repository names asked for, those of them
+/// in the workspace, and what each of those holds.
+type Validated = (Workspace, Vec<String>, Vec<RepoEntry>, Vec<Inspection>);
+
+/// The workspace, the repository names asked for, those of them in the workspace, and
+/// what each of those holds — after refusing (unless `--force`) to remove a worktree
+/// holding work (the kernel's verdict, as for `gw delete`: `WORKTREE_DIRTY`) or one that
+/// is not the workspace's (not registered where state says, or on another branch:
+/// `BRANCH_CONFLICT`).
+fn validate(ctx: &Ctx<'_>, opts: &RemoveRepoOptions) -> Result<Validated> {
     ctx.config()?;
     let state = ctx.state()?;
     let ws = resolve::workspace(&state, opts.name.as_deref(), &ctx.env.cwd)?.clone();
@@ -254,16 +260,26 @@ fn validate(
         return Err(Error::usage("no repositories given").with_fix("Pass --repos/-r"));
     }
     let targets: Vec<RepoEntry> = names.iter().filter_map(|n| ws.repo(n).cloned()).collect();
+    let inspections = safety::inspect_all(&targets);
     if !opts.force {
-        let refusals: Vec<Refusal> = parallel::map(&targets, check)
+        let held: Vec<_> = targets
+            .iter()
+            .zip(&inspections)
+            .map(|(r, i)| (r, i, i.work.refusal(Remover::RemoveRepo, false)))
+            .filter(|(_, _, held)| !held.is_empty())
+            .collect();
+        if !held.is_empty() {
+            return Err(safety::refused(&ws.name, &held, &[]));
+        }
+        let refusals: Vec<Refusal> = parallel::map(&targets, not_the_workspaces)
             .into_iter()
             .flatten()
             .collect();
-        if let Some(first) = refusals.first() {
-            return Err(refuse(&ws.name, first.code, &refusals));
+        if !refusals.is_empty() {
+            return Err(refuse(&ws.name, &refusals));
         }
     }
-    Ok((ws, names, targets))
+    Ok((ws, names, targets, inspections))
 }
 
 fn inputs(name: &str, names: &[String], force: bool) -> serde_json::Value {
@@ -279,8 +295,8 @@ fn inputs(name: &str, names: &[String], force: bool) -> serde_json::Value {
 /// `gw plan remove-repo`: validates exactly as `gw remove-repo` does (refusing a dirty
 /// worktree, or one on another branch, unless `--force`) and describes what it would do.
 pub fn plan_doc(ctx: &Ctx<'_>, opts: &RemoveRepoOptions) -> Result<PlanDoc> {
-    let (ws, names, targets) = validate(ctx, opts)?;
-    let described = describe(ctx, &ws, &names, &targets, opts.force);
+    let (ws, names, targets, inspections) = validate(ctx, opts)?;
+    let described = describe(ctx, &ws, &names, &targets, &inspections, opts.force);
     Ok(plan::document(
         PlanKind::RemoveRepo,
         inputs(&ws.name, &names, opts.force),
@@ -293,6 +309,7 @@ fn describe(
     ws: &Workspace,
     names: &[String],
     targets: &[RepoEntry],
+    inspections: &[Inspection],
     force: bool,
 ) -> Described {
     let mut d = Described {
@@ -301,27 +318,27 @@ fn describe(
     };
     for n in names.iter().filter(|n| ws.repo(n).is_none()) {
         d.changes.push(
-            Change::new("skip")
+            Change::new(ChangeKind::Skip)
                 .repo(n)
                 .detail(format!("not in workspace `{}`", ws.name)),
         );
     }
-    let inspections = teardown::inspect_all(targets);
-    for (r, i) in targets.iter().zip(&inspections) {
-        teardown::describe_worktree(r, &r.repo_name, i, &mut d);
+    for (r, i) in targets.iter().zip(inspections) {
+        teardown::describe_worktree(r, &r.repo_name, i, Remover::RemoveRepo, &mut d);
         if r.worktree_path.exists() {
             d.changes.push(
-                Change::new("move_to_trash")
+                Change::new(ChangeKind::MoveToTrash)
                     .repo(&r.repo_name)
                     .path(&r.worktree_path)
-                    .destructive(i.dirty())
+                    .destructive(i.holds_work(Remover::RemoveRepo))
                     .detail("the files are removed in the background"),
             );
         }
     }
     if !targets.is_empty() {
-        d.changes
-            .push(Change::new("update_state_entry").detail(format!("workspace {}", ws.name)));
+        d.changes.push(
+            Change::new(ChangeKind::UpdateStateEntry).detail(format!("workspace {}", ws.name)),
+        );
     }
     let mut going = Vec::new();
     for r in targets {
@@ -330,28 +347,18 @@ fn describe(
     d
 }
 
-/// What would stop a safe removal of `r`.
-fn check(r: &RepoEntry) -> Option<Refusal> {
-    let refusal = |code, reason: String, changes: Vec<String>| {
+/// Why `r`'s worktree cannot be told to be the workspace's: not registered in its source
+/// repository where state says, or on another branch. (What it holds is the kernel's
+/// judgement, made before this.)
+fn not_the_workspaces(r: &RepoEntry) -> Option<Refusal> {
+    let refusal = |reason: String| {
         Some(Refusal {
-            code,
             repo: r.repo_name.clone(),
             reason,
-            changes,
         })
     };
-    if !r.worktree_path.is_dir() {
+    if !r.worktree_path.is_dir() || !r.source_repo.is_dir() {
         return None;
-    }
-    if !r.source_repo.is_dir() {
-        return refusal(
-            Code::WorktreeDirty,
-            format!(
-                "its source repository `{}` is missing, so git cannot check the worktree",
-                r.source_repo.display()
-            ),
-            Vec::new(),
-        );
     }
     let registered = git::Repo::open(&r.source_repo)
         .and_then(|s| s.worktrees())
@@ -363,83 +370,58 @@ fn check(r: &RepoEntry) -> Option<Refusal> {
     match registered {
         Ok(true) => {}
         Ok(false) => {
-            return refusal(
-                Code::BranchConflict,
-                format!(
-                    "`{}` is not registered as a worktree of `{}`",
-                    r.worktree_path.display(),
-                    r.source_repo.display()
-                ),
-                Vec::new(),
-            );
+            return refusal(format!(
+                "`{}` is not registered as a worktree of `{}`",
+                r.worktree_path.display(),
+                r.source_repo.display()
+            ));
         }
-        Err(e) => return refusal(Code::WorktreeDirty, e.to_string(), Vec::new()),
+        Err(e) => return refusal(e.to_string()),
     }
-    let inspected = git::Repo::open(&r.worktree_path).and_then(|repo| {
-        let head = repo.head()?;
-        let changes = repo.changes()?;
-        Ok((head, changes, teardown::held_work(&repo)))
-    });
-    let (head, changes, held) = match inspected {
-        Ok(x) => x,
-        Err(e) => return refusal(Code::WorktreeDirty, e.to_string(), Vec::new()),
+    let head = match git::Repo::open(&r.worktree_path).and_then(|repo| repo.head()) {
+        Ok(h) => h,
+        Err(e) => return refusal(e.to_string()),
     };
-    if !held.is_empty() {
-        return refusal(Code::WorktreeDirty, held.join("; "), changes.lines);
+    if head.branch.as_deref() == Some(r.branch.as_str()) {
+        return None;
     }
-    if !changes.is_clean() {
-        let n = changes.count();
-        return refusal(
-            Code::WorktreeDirty,
-            format!("{n} uncommitted change{}", if n == 1 { "" } else { "s" }),
-            changes.lines,
-        );
-    }
-    if head.branch.as_deref() != Some(r.branch.as_str()) {
-        let on = head
-            .branch
-            .map(|b| format!("on {b}"))
-            .unwrap_or_else(|| "on a detached HEAD".into());
-        return refusal(
-            Code::BranchConflict,
-            format!("{on}, not the workspace's branch {}", r.branch),
-            Vec::new(),
-        );
-    }
-    None
+    let on = head
+        .branch
+        .map(|b| format!("on {b}"))
+        .unwrap_or_else(|| "on a detached HEAD".into());
+    refusal(format!("{on}, not the workspace's branch {}", r.branch))
 }
 
-fn refuse(workspace: &str, code: Code, refusals: &[Refusal]) -> Error {
+/// `BRANCH_CONFLICT`: worktrees that cannot be told to be the workspace's.
+fn refuse(workspace: &str, refusals: &[Refusal]) -> Error {
     let summary: Vec<String> = refusals
         .iter()
         .map(|r| format!("{} ({})", r.repo, r.reason))
         .collect();
-    let mut e = Error::new(
-        code,
+    Error::new(
+        Code::BranchConflict,
         format!(
             "refusing to remove from `{workspace}`: {}",
             summary.join("; ")
         ),
     )
-    .with_fix("Commit or stash the changes and switch back to the workspace's branch (`gw reset`), or pass --force to remove anyway")
+    .with_fix(
+        "Switch back to the workspace's branch (`gw reset`), or pass --force to remove anyway",
+    )
     .with_details(json!({
         "workspace": workspace,
         "repos": refusals.iter().map(|r| json!({
             "repo": r.repo,
-            "code": r.code,
+            "code": Code::BranchConflict,
             "reason": r.reason,
-            "changes": r.changes,
         })).collect::<Vec<_>>(),
     }))
     .with_action(NextAction::read(
         "See the state of each repository",
         &["gw", "status", workspace, "--format", "json"],
-    ));
-    if refusals.iter().any(|r| r.code == Code::BranchConflict) {
-        e = e.with_action(NextAction::write(
-            "Put every worktree back on the workspace's branch",
-            &["gw", "reset", workspace, "--format", "json"],
-        ));
-    }
-    e
+    ))
+    .with_action(NextAction::write(
+        "Put every worktree back on the workspace's branch",
+        &["gw", "reset", workspace, "--format", "json"],
+    ))
 }

@@ -16,7 +16,7 @@ use crate::action::NextAction;
 use crate::error::{Code, Error, Result};
 use crate::fsx;
 use crate::git;
-use crate::ops::plan::{self, Change, Described, Fact, PlanDoc, PlanKind};
+use crate::ops::plan::{self, Change, ChangeKind, Described, Fact, PlanDoc, PlanKind};
 use crate::ops::tx::{self, Tx};
 use crate::ops::{Ctx, Outcome, RepoResult, names, resolve};
 use crate::state::journal::{Action, Kind};
@@ -321,14 +321,14 @@ fn describe(ws: &Workspace, new_path: &Path, warnings: &[String]) -> Described {
         },
     ));
     d.changes.push(
-        Change::new("move_directory")
+        Change::new(ChangeKind::MoveDirectory)
             .path(&ws.path)
             .detail(format!("to {}", new_path.display())),
     );
     for (old, new) in ws.repos.iter().zip(moved_entries(ws, new_path)) {
         if old.worktree_path != new.worktree_path && old.source_repo.is_dir() {
             d.changes.push(
-                Change::new("repair_worktrees")
+                Change::new(ChangeKind::RepairWorktrees)
                     .repo(&old.repo_name)
                     .path(&new.worktree_path)
                     .detail(format!(
@@ -339,7 +339,7 @@ fn describe(ws: &Workspace, new_path: &Path, warnings: &[String]) -> Described {
         }
     }
     d.changes
-        .push(Change::new("update_state_entry").detail(format!(
+        .push(Change::new(ChangeKind::UpdateStateEntry).detail(format!(
             "workspace {} becomes {}",
             ws.name,
             new_path.display()

@@ -63,10 +63,11 @@ pub struct Chosen {
     pub cloned: bool,
 }
 
-/// Removes the clones this invocation made (undoing a failed command).
-pub fn remove_clones(chosen: &[Chosen]) {
+/// Removes the clones this invocation made (undoing a failed command), each unless it
+/// holds work of its own by now (the kernel's judgement).
+pub fn remove_clones(ctx: &Ctx<'_>, chosen: &[Chosen]) {
     for c in chosen.iter().filter(|c| c.cloned) {
-        let _ = crate::fsx::remove_dir_all(&c.path);
+        let _ = crate::ops::safety::remove::clone(ctx, &c.path);
     }
 }
 
@@ -94,7 +95,7 @@ pub fn resolve(
     let mut cloned: Vec<Chosen> = Vec::new();
     let resolved = resolve_entries(ctx, config, &entries, discovery, &mut cloned);
     if resolved.is_err() {
-        remove_clones(&cloned);
+        remove_clones(ctx, &cloned);
     }
     resolved
 }

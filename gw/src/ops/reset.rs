@@ -13,7 +13,8 @@ use serde::Serialize;
 use crate::action::NextAction;
 use crate::error::Result;
 use crate::git::{self, Changes, Head};
-use crate::ops::plan::{self, Change, Described, PlanDoc, PlanKind};
+use crate::ops::plan::{self, Change, ChangeKind, Described, PlanDoc, PlanKind};
+use crate::ops::safety::{self, Remover, Work};
 use crate::ops::sync::{self, RepoSync, SyncReport};
 use crate::ops::tx::{self, Tx, Undo};
 use crate::ops::{Ctx, Outcome, resolve};
@@ -85,6 +86,8 @@ pub fn reset(ctx: &Ctx<'_>, opts: ResetOptions) -> Result<ResetReport> {
         // Exactly what the plan described: no fetch moves the bases under it.
         fetch = false;
     }
+    let all: Vec<&RepoEntry> = ws.repos.iter().collect();
+    sync::require_trust(ctx, "gw reset", &all)?;
 
     // Switch the wandered worktrees back, in one journaled transaction.
     let mut switched: Vec<Switched> = ws.repos.iter().map(|_| Switched::No).collect();
@@ -120,7 +123,7 @@ pub fn reset(ctx: &Ctx<'_>, opts: ResetOptions) -> Result<ResetReport> {
             if let Plan::Switch { discard: true, .. } = plans[i] {
                 ctx.events
                     .progress(&format!("discarding changes in {}", r.repo_name));
-                if let Err(e) = git::discard_changes(&r.worktree_path) {
+                if let Err(e) = safety::remove::tracked_changes(ctx, &r.worktree_path) {
                     switched[i] = Switched::Failed(format!("cannot discard changes: {e}"));
                     continue;
                 }
@@ -244,7 +247,7 @@ fn describe(ws: &crate::state::Workspace, plans: &[Plan]) -> Described {
         sync::worktree_facts(r, &mut d);
         match p {
             Plan::Done(out) => d.changes.push(
-                Change::new("skip").repo(&r.repo_name).detail(
+                Change::new(ChangeKind::Skip).repo(&r.repo_name).detail(
                     out.result
                         .detail
                         .clone()
@@ -252,7 +255,7 @@ fn describe(ws: &crate::state::Workspace, plans: &[Plan]) -> Described {
                 ),
             ),
             Plan::Sync => d.changes.push(
-                Change::new("sync")
+                Change::new(ChangeKind::Sync)
                     .repo(&r.repo_name)
                     .branch(&r.branch)
                     .detail("rebase onto its base when behind"),
@@ -260,7 +263,7 @@ fn describe(ws: &crate::state::Workspace, plans: &[Plan]) -> Described {
             Plan::Switch { from, discard, .. } => {
                 if *discard {
                     d.changes.push(
-                        Change::new("discard_changes")
+                        Change::new(ChangeKind::DiscardChanges)
                             .repo(&r.repo_name)
                             .path(&r.worktree_path)
                             .destructive(true)
@@ -272,7 +275,7 @@ fn describe(ws: &crate::state::Workspace, plans: &[Plan]) -> Described {
                     ));
                 }
                 d.changes.push(
-                    Change::new("switch_branch")
+                    Change::new(ChangeKind::SwitchBranch)
                         .repo(&r.repo_name)
                         .branch(&r.branch)
                         .detail(format!(
@@ -281,7 +284,7 @@ fn describe(ws: &crate::state::Workspace, plans: &[Plan]) -> Described {
                         )),
                 );
                 d.changes.push(
-                    Change::new("sync")
+                    Change::new(ChangeKind::Sync)
                         .repo(&r.repo_name)
                         .branch(&r.branch)
                         .detail("rebase onto its base when behind"),
@@ -342,24 +345,48 @@ fn plan(ws: &str, r: &RepoEntry, discard: bool) -> Plan {
     }
     // Switching away from a detached HEAD whose commits no branch, tag or remote has
     // leaves them to the reflog alone, and a later delete takes that with the worktree.
-    if let (None, Some(oid)) = (&head.branch, &head.oid)
-        && let Some(held) = crate::ops::teardown::detached_work(&repo, oid)
+    // What the switch would lose, judged by the kernel: a detached HEAD's commits (the
+    // reflog alone would name them; give them a branch first), changes to tracked files
+    // (hidden edits included) unless `--discard`.
+    let mut work = Work(safety::work::from_changes(changes.clone()));
+    work.0.extend(safety::work::hidden(&repo));
+    work.0.extend(safety::work::beyond_files(&repo));
+    let refused = work.refusal(Remover::ResetSwitch, discard);
+    if let Some(held) = refused
+        .iter()
+        .find(|h| !Remover::ResetSwitch.forcible(h.kind()))
     {
-        let why = format!(
-            "{held}; give them a branch (`git -C {} switch -c NAME`) before switching back to {}",
-            crate::proc::shell_quote(&r.worktree_path.to_string_lossy()),
-            r.branch
-        );
+        let dir = crate::proc::shell_quote(&r.worktree_path.to_string_lossy());
+        let why = match held.kind() {
+            safety::Kind::Unreadable => format!(
+                "{} (what it holds is unknown); make it readable, or move it away, before \
+                 switching back to {}",
+                held.describe(),
+                r.branch
+            ),
+            _ => format!(
+                "{}; give them a branch (`git -C {dir} switch -c NAME`) before switching back \
+                 to {}",
+                held.describe(),
+                r.branch
+            ),
+        };
         return skip(out, why, false);
     }
-    if !changes.is_clean() && !discard {
+    if !refused.is_empty() {
         let n = changes.count();
-        let why = format!(
-            "dirty working tree ({n} uncommitted change{}), {on}",
-            if n == 1 { "" } else { "s" }
-        );
+        let why = if n > 0 {
+            format!(
+                "dirty working tree ({n} uncommitted change{}), {on}",
+                if n == 1 { "" } else { "s" }
+            )
+        } else {
+            let what: Vec<String> = refused.iter().map(|h| h.describe()).collect();
+            format!("{}, {on}", what.join("; "))
+        };
         return skip(out, why, true);
     }
+    let discard = discard && !work.lost(Remover::ResetSwitch).is_empty();
     let Some(from_oid) = head.oid else {
         out.set(Outcome::Skipped, Some(format!("{on}, with no commits yet")));
         return Plan::Done(Box::new(out));
@@ -367,7 +394,7 @@ fn plan(ws: &str, r: &RepoEntry, discard: bool) -> Plan {
     Plan::Switch {
         from: head.branch,
         from_oid,
-        discard: discard && !changes.is_clean(),
+        discard,
     }
 }
 

@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::action::NextAction;
-use crate::config::RepoConfig;
+use crate::config::{Config, RepoConfig};
 use crate::error::Result;
 use crate::fsx;
 use crate::git;
+use crate::ops::ports::{self, PortStatus, Stack};
 use crate::ops::{Ctx, resolve};
 use crate::parallel;
 use crate::state::{Blueprint, RepoEntry, SetupStatus, Source, Workspace};
@@ -27,6 +28,15 @@ pub struct StatusReport {
     pub blueprint: Option<Blueprint>,
     pub repos: Vec<RepoStatus>,
     pub count: usize,
+    /// The workspace's port slot; `null` until it has one (see `unknown`).
+    pub slot: Option<u32>,
+    /// Each repository's named ports in this workspace and whether something listens on
+    /// them (the variables `gw env` prints).
+    pub ports: Vec<PortStatus>,
+    pub port_count: usize,
+    /// For `slot` (and so `ports`) when they cannot be told: why.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unknown: BTreeMap<&'static str, String>,
 }
 
 /// One worktree's live state.
@@ -54,6 +64,15 @@ pub struct RepoStatus {
     pub conflicted: usize,
     /// `git status --short` lines.
     pub changes: Vec<String>,
+    /// Paths that could not be read (a directory that cannot be opened or listed, a file
+    /// that cannot be read): git warns and leaves them out of `changes`; what they hold is
+    /// unknown, so the worktree is not `clean` and `gw delete` keeps it without `--force`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<UnreadablePath>,
+    /// What git would warn about while answering (a clean filter that could not run, its
+    /// file compared unfiltered).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Commits on HEAD not on the base; `null` when it cannot be determined.
     pub ahead: Option<usize>,
     pub behind: Option<usize>,
@@ -69,6 +88,14 @@ pub struct RepoStatus {
     pub unknown: BTreeMap<&'static str, String>,
 }
 
+/// A path that could not be read, relative to the worktree (a directory ends in `/`).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct UnreadablePath {
+    pub path: String,
+    pub reason: String,
+}
+
 /// What a worktree looks like right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -76,7 +103,7 @@ pub struct RepoStatus {
 pub enum RepoState {
     /// No uncommitted changes.
     Clean,
-    /// Staged, modified, conflicted or untracked files.
+    /// Staged, modified, conflicted or untracked files, or paths that could not be read.
     Dirty,
     /// The worktree directory does not exist.
     Missing,
@@ -145,14 +172,15 @@ impl StatusReport {
 }
 
 pub fn status(ctx: &Ctx<'_>, name: Option<&str>) -> Result<StatusReport> {
-    ctx.config()?;
+    let config = ctx.config()?;
     let state = ctx.state()?;
     let ws = resolve::workspace(&state, name, &ctx.env.cwd)?;
-    Ok(of(ws))
+    Ok(of(&config, ws))
 }
 
-/// The status of `ws`, every repository read in parallel.
-pub fn of(ws: &Workspace) -> StatusReport {
+/// The status of `ws`, every repository read in parallel, and its ports (`config` says
+/// where they are).
+pub fn of(config: &Config, ws: &Workspace) -> StatusReport {
     // From inside the workspace directory each worktree is read by a short relative path.
     let inside = fsx::Inside::enter(&ws.path);
     let repos = parallel::map(&ws.repos, |r| {
@@ -162,6 +190,10 @@ pub fn of(ws: &Workspace) -> StatusReport {
         repo_status(r, via)
     });
     drop(inside);
+    let (ports, unknown) = match Stack::recorded(config, ws) {
+        Ok(stack) => (ports::look(&stack.ports), BTreeMap::new()),
+        Err(why) => (Vec::new(), ports::unknown(ws, why)),
+    };
     StatusReport {
         workspace: ws.name.clone(),
         path: ws.path.clone(),
@@ -170,6 +202,10 @@ pub fn of(ws: &Workspace) -> StatusReport {
         blueprint: ws.blueprint.clone(),
         count: repos.len(),
         repos,
+        slot: ws.slot,
+        port_count: ports.len(),
+        ports,
+        unknown,
     }
 }
 
@@ -192,6 +228,8 @@ pub fn repo_status(r: &RepoEntry, via: Option<&Path>) -> RepoStatus {
         untracked: 0,
         conflicted: 0,
         changes: Vec::new(),
+        unreadable: Vec::new(),
+        warnings: Vec::new(),
         ahead: None,
         behind: None,
         base_branch: None,
@@ -232,6 +270,16 @@ pub fn repo_status(r: &RepoEntry, via: Option<&Path>) -> RepoStatus {
                 RepoState::Dirty
             };
             s.changes = st.changes.lines;
+            s.unreadable = st
+                .changes
+                .unreadable
+                .into_iter()
+                .map(|u| UnreadablePath {
+                    path: u.path,
+                    reason: u.reason,
+                })
+                .collect();
+            s.warnings = st.changes.warnings;
             s.ahead = st.ahead_behind.map(|(a, _)| a);
             s.behind = st.ahead_behind.map(|(_, b)| b);
             if s.head.is_none() {

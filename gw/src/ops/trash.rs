@@ -4,14 +4,13 @@
 //!
 //! Entries are named `<name>-<nanoseconds>`, the name cut to fit a file name, so that
 //! `gw doctor` can tell which workspace a leftover entry came from. Nothing outside a
-//! workspace directory's `.trash` is ever removed here ([`crate::ops::territory`]).
+//! workspace directory's `.trash` is ever removed here ([`crate::ops::safety::territory`]).
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::fsx;
 use crate::home;
 use crate::ops::Ctx;
 
@@ -82,8 +81,8 @@ pub fn unlink(ctx: &Ctx<'_>, path: &Path) -> Result<UnlinkReport> {
     ctx.territory().check_trash_entry(path)?;
     let mut last = None;
     for _ in 0..10 {
-        match fsx::remove_dir_all(path) {
-            Ok(()) => {
+        match crate::ops::safety::remove::trash(ctx, path) {
+            Ok(_) => {
                 return Ok(UnlinkReport {
                     removed: path.to_path_buf(),
                 });
@@ -92,7 +91,7 @@ pub fn unlink(ctx: &Ctx<'_>, path: &Path) -> Result<UnlinkReport> {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    Err(last.expect("ten attempts failed").into())
+    Err(last.expect("ten attempts failed"))
 }
 
 /// Removes `entry` in a detached `gw unlink-trash` process, so a huge tree does not hold

@@ -7,6 +7,31 @@ use serde_json::value::RawValue;
 
 use crate::action::NextAction;
 use crate::error::{Code, Error};
+use crate::redact;
+
+/// `text` as grove shows it in messages: its secrets hidden.
+pub fn redacted(text: &str) -> String {
+    redact::secrets(text).into_owned()
+}
+
+/// Every string in `v`, its secrets hidden.
+fn redact_value(v: Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(redacted(&s)),
+        Value::Array(a) => Value::Array(a.into_iter().map(redact_value).collect()),
+        Value::Object(o) => {
+            Value::Object(o.into_iter().map(|(k, v)| (k, redact_value(v))).collect())
+        }
+        other => other,
+    }
+}
+
+/// The result a failure carries, its secrets hidden: it may echo the input that failed
+/// (a workspace name, a URL) in the per-item errors of a partial failure.
+pub fn redacted_result(raw: &RawValue) -> serde_json::Result<Box<RawValue>> {
+    let v: Value = serde_json::from_str(raw.get())?;
+    serde_json::value::to_raw_value(&redact_value(v))
+}
 
 /// Bumped only for incompatible changes (see `docs/agent-cli.md`).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -62,6 +87,8 @@ pub fn envelope_ok(
     })
 }
 
+/// The envelope of a failure. Its message, fix and details are shown with their secrets
+/// hidden (`redact`): an error may quote a URL, a command or git's output.
 pub fn envelope_error(e: &Error) -> Envelope {
     Envelope {
         ok: false,
@@ -69,10 +96,10 @@ pub fn envelope_error(e: &Error) -> Envelope {
         result: None,
         error: Some(ErrorBody {
             code: e.code,
-            message: e.message.clone(),
-            details: e.details.clone(),
+            message: redacted(&e.message),
+            details: e.details.clone().map(redact_value),
         }),
-        fix: e.fix.clone(),
+        fix: e.fix.as_deref().map(redacted),
         warnings: Vec::new(),
         next_actions: e.next_actions.clone(),
     }

@@ -4,6 +4,7 @@ use std::io::{self, IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use super::envelope::redacted;
 use super::progress::Live;
 use super::style::{self, Role};
 use super::term::{Shown, escape};
@@ -14,7 +15,8 @@ use crate::shown;
 /// envelope, stderr is the person's) progress is drawn live, one line per repository; with
 /// `--verbose` off a terminal it is written as plain lines; otherwise it is not shown.
 /// Output from hooks and repository commands always appears, as the program wrote it (it
-/// is the user's own); the names and messages around it are escaped (`term`).
+/// is the user's own); the names and messages around it are escaped (`term`), and the
+/// messages have their secrets hidden (`redact`), as `--verbose` writes them.
 pub struct StderrEvents {
     draw: Draw,
     color: bool,
@@ -69,6 +71,7 @@ impl StderrEvents {
 
 impl Events for StderrEvents {
     fn progress(&self, message: &str) {
+        let message = &redacted(message);
         match &self.draw {
             Draw::Live(live) => live.headline(&escape(message)),
             Draw::Lines(_) => self.line(&self.dim(shown!("… {}", message))),
@@ -77,6 +80,14 @@ impl Events for StderrEvents {
     }
 
     fn task(&self, repo: &str, task: Task<'_>) {
+        let step;
+        let task = match task {
+            Task::Step(s) => {
+                step = redacted(s);
+                Task::Step(&step)
+            }
+            other => other,
+        };
         match &self.draw {
             Draw::Live(live) => live.task(&escape(repo), task),
             Draw::Lines(started) => {

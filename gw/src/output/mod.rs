@@ -7,6 +7,7 @@
 //! one envelope and nothing else.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod emit;
 mod envelope;
 mod events;
 pub mod pick;
@@ -16,7 +17,11 @@ mod style;
 mod table;
 pub mod term;
 
-pub use envelope::{Envelope, ErrorBody, SCHEMA_VERSION, envelope_error, envelope_ok};
+pub use emit::{
+    ParseFailure, cancelled, emit, emit_bytes, emit_error, emit_help, emit_parse_failure,
+    exit_on_panic, exit_on_signal,
+};
+pub use envelope::{Envelope, ErrorBody, SCHEMA_VERSION, envelope_error, envelope_ok, redacted};
 pub use events::StderrEvents;
 pub use style::Role;
 pub use term::{Show, Shown};
@@ -326,293 +331,9 @@ impl Printer {
     }
 }
 
-/// Shows a command's report and returns the process exit code.
-pub fn emit(p: &mut Printer, r: &dyn Render, data: Option<DataFormat>) -> u8 {
-    let mut once = once();
-    *once = true;
-    let failure = r.failure();
-    let code = failure.map(|e| e.code.exit_code()).unwrap_or(0);
-    let result = match p.mode {
-        Mode::Json => {
-            let warnings = r.warnings();
-            for w in &warnings {
-                let _ = p.message(Role::Warning, Shown::block(w));
-            }
-            let doc = match failure {
-                None => {
-                    let result = r.result();
-                    if result.infallible() {
-                        let written = write_ok(p.raw_out(), &result, &warnings, &r.next_actions());
-                        return finish(p, written).unwrap_or(code);
-                    }
-                    // Rendered whole before anything is written: a result that cannot be
-                    // shown (a path that is not UTF-8) is an error, not half a document.
-                    let result = match render_ok(&result, &warnings, &r.next_actions()) {
-                        Ok(doc) => p.raw_out().write_all(&doc),
-                        Err(e) => return emit_unlocked(p, &unshowable(&e)),
-                    };
-                    return finish(p, result).unwrap_or(code);
-                }
-                Some(e) => {
-                    let mut doc = envelope_error(e);
-                    doc.result = match r.result().into_raw() {
-                        Ok(raw) => Some(raw),
-                        Err(e) => return emit_unlocked(p, &unshowable(&e.into())),
-                    };
-                    doc.warnings = warnings;
-                    // The error's actions first; the report's add what they lack.
-                    for a in r.next_actions() {
-                        if !doc.next_actions.contains(&a) {
-                            doc.next_actions.push(a);
-                        }
-                    }
-                    doc
-                }
-            };
-            write_json(p, &doc)
-        }
-        Mode::Text => {
-            let shown = match data {
-                Some(f) if f != DataFormat::Table => r.legacy(f, p).unwrap_or_else(|| r.text(p)),
-                _ => r.text(p),
-            };
-            let warnings = r
-                .warnings()
-                .into_iter()
-                .try_for_each(|w| p.message(Role::Warning, Shown::block(&w)));
-            let failed = match failure {
-                Some(e) => text_error(p, e),
-                None => Ok(()),
-            };
-            shown.and(warnings).and(failed)
-        }
-    };
-    finish(p, result).unwrap_or(code)
-}
-
-/// Makes a panic anywhere in the process (any thread) end it like any other failure: the
-/// panic message on stderr, then an `INTERNAL` error (the envelope in machine mode) and its
-/// exit code. Release builds abort on a panic instead of unwinding, so this hook is where a
-/// panic is reported, in every build alike. Nothing is rolled back on the way out: an
-/// interrupted operation is left to recovery, as after `kill -9`.
-pub fn exit_on_panic(mode: Mode, color: ColorChoice, program: &'static str) {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        // A picker or a progress display may have hidden the cursor.
-        pick::restore_terminal();
-        default(info);
-        let payload = info.payload();
-        let what = (payload.downcast_ref::<&str>().copied())
-            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-            .unwrap_or("unknown panic");
-        // A panic while the output is being written leaves no room for an envelope.
-        match ONCE.try_lock() {
-            Ok(once) if !*once => drop(once),
-            _ => std::process::exit(1),
-        }
-        let mut p = Printer::stdio(mode, color, None);
-        let e = Error::internal(format!("{program} panicked: {what}"));
-        std::process::exit(emit_error(&mut p, &e).into());
-    }));
-}
-
-/// Reports SIGINT or SIGTERM (`CANCELLED`: the envelope in machine mode, one line for a
-/// person) and ends the process with its exit code — unless the command's own output is
-/// already written, in which case the command is about to exit anyway. The operations
-/// decide when a signal may end the process this way (`proc::signals`).
-pub fn exit_on_signal(mode: Mode, color: ColorChoice) -> std::io::Result<()> {
-    static SETTINGS: std::sync::OnceLock<(Mode, ColorChoice)> = std::sync::OnceLock::new();
-    let _ = SETTINGS.set((mode, color));
-    crate::proc::signals::install(|sig| {
-        let (mode, color) = SETTINGS
-            .get()
-            .copied()
-            .unwrap_or((Mode::Text, ColorChoice::Never));
-        let once = once();
-        if *once {
-            return;
-        }
-        let mut p = Printer::stdio(mode, color, None);
-        let e = cancelled(sig);
-        let code = emit_unlocked(&mut p, &e);
-        std::process::exit(code.into());
-    })
-}
-
-/// The error of a command ended by `sig` before it changed anything.
-pub fn cancelled(sig: i32) -> Error {
-    Error::new(
-        Code::Cancelled,
-        format!("cancelled by {}", crate::proc::signal_name(sig)),
-    )
-}
-
-static ONCE: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
-
-/// Held while the process's one document (or one error) is written; `true` once it was.
-fn once() -> std::sync::MutexGuard<'static, bool> {
-    ONCE.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Shows an error and returns the process exit code.
-pub fn emit_error(p: &mut Printer, e: &Error) -> u8 {
-    let mut once = once();
-    *once = true;
-    emit_unlocked(p, e)
-}
-
-fn emit_unlocked(p: &mut Printer, e: &Error) -> u8 {
-    let result = match p.mode {
-        Mode::Json => write_json(p, &envelope_error(e)),
-        Mode::Text => text_error(p, e),
-    };
-    finish(p, result).unwrap_or(e.code.exit_code())
-}
-
-fn text_error(p: &mut Printer, e: &Error) -> io::Result<()> {
-    if e.code == Code::Cancelled {
-        // Like gh: a prompt left with Esc or Ctrl-C is not an error worth shouting about.
-        let note = style::paint(p.color_err, Role::Dim, &Shown::block(&e.message));
-        return p.message(Role::Plain, note);
-    }
-    p.message(Role::Error, Shown::block(&e.message))?;
-    if let Some(fix) = &e.fix {
-        p.message(Role::Hint, Shown::block(fix))?;
-    }
-    if e.code == Code::Internal {
-        p.message(Role::Hint, "this is a bug in gw, please report it")?;
-    }
-    Ok(())
-}
-
-/// Writes an envelope compactly (one line, cheap to produce and to read for a program;
-/// `jq` pretty-prints) through a large buffer: stdout's own is a line buffer of 1 KiB,
-/// which would turn a megabyte-sized `gw list` result into a thousand writes.
-fn write_json(p: &mut Printer, doc: &Envelope) -> io::Result<()> {
-    let mut w = io::BufWriter::with_capacity(64 * 1024, p.raw_out());
-    serde_json::to_writer(&mut w, doc).map_err(io::Error::from)?;
-    w.write_all(b"\n")?;
-    w.flush()
-}
-
-/// The error shown instead of a result that cannot be written as JSON.
-fn unshowable(e: &io::Error) -> Error {
-    Error::internal(format!("cannot show the result as JSON: {e}")).with_fix(
-        "A path grove would show is not valid UTF-8; JSON cannot carry it. Rename it, or use the text output",
-    )
-}
-
-/// Renders the envelope of a successful command into one buffer (see [`write_ok`]).
-fn render_ok(
-    result: &Json<'_>,
-    warnings: &[String],
-    next_actions: &[NextAction],
-) -> io::Result<Vec<u8>> {
-    let mut doc = Vec::with_capacity(64 * 1024);
-    write_ok(&mut doc, result, warnings, next_actions)?;
-    Ok(doc)
-}
-
-/// Writes the envelope of a successful command to `out`, the result serialised straight
-/// into it. Produces exactly what serialising [`envelope_ok`]'s [`Envelope`] would.
-fn write_ok(
-    out: &mut dyn Write,
-    result: &Json<'_>,
-    warnings: &[String],
-    next_actions: &[NextAction],
-) -> io::Result<()> {
-    let mut w = io::BufWriter::with_capacity(64 * 1024, out);
-    write!(
-        w,
-        "{{\"ok\":true,\"schemaVersion\":{SCHEMA_VERSION},\"result\":"
-    )?;
-    result.write(&mut w)?;
-    if !warnings.is_empty() {
-        w.write_all(b",\"warnings\":")?;
-        serde_json::to_writer(&mut w, warnings).map_err(io::Error::from)?;
-    }
-    w.write_all(b",\"next_actions\":")?;
-    serde_json::to_writer(&mut w, next_actions).map_err(io::Error::from)?;
-    w.write_all(b"}\n")?;
-    w.flush()
-}
-
-/// Flushes the output. Output that could not be written (a full disk) is a failure: the
-/// exit code to use instead (1), after a line on stderr. A closed stdout (`gw list | head
-/// -1`) is not an error worth reporting.
-fn finish(p: &mut Printer, result: io::Result<()>) -> Option<u8> {
-    let result = result.and_then(|_| p.flush());
-    match result {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            let _ = writeln!(io::stderr(), "error: cannot write output: {e}");
-            Some(Code::Internal.exit_code())
-        }
-        _ => None,
-    }
-}
-
-/// Writes bytes to stdout as they are (completion scripts and candidates).
-pub fn emit_bytes(p: &mut Printer, bytes: &[u8]) -> u8 {
-    let result = p.raw_out.write_all(bytes);
-    finish(p, result);
-    0
-}
-
-/// Writes help or version text (clap's own) to stdout in text mode, or as an envelope.
-pub fn emit_help(p: &mut Printer, text: &str) -> u8 {
-    let mut once = once();
-    *once = true;
-    let result = match p.mode {
-        Mode::Json => {
-            let help = Json::of(render::Help {
-                help: text.to_string(),
-            });
-            render_ok(&help, &[], &[]).and_then(|doc| p.raw_out().write_all(&doc))
-        }
-        Mode::Text => p.script(text),
-    };
-    finish(p, result).unwrap_or(0)
-}
-
-/// An argument-parsing failure, as the CLI layer hands it over: what kind it is (clap's
-/// name for it), the text the parser rendered, and whether it is really help or version
-/// text to show.
-pub struct ParseFailure {
-    pub kind: String,
-    pub rendered: String,
-    pub is_help: bool,
-}
-
-/// Shows a parse error (or help/version output): the parser's own text in text mode, a
-/// `USAGE` envelope in machine mode. `program` names the binary in the fix.
-pub fn emit_parse_failure(p: &mut Printer, e: &ParseFailure, program: &str) -> u8 {
-    if e.is_help {
-        return emit_help(p, &e.rendered);
-    }
-    if p.mode == Mode::Text {
-        // The parser's text echoes the arguments, which may hold anything.
-        let shown = Shown::block(e.rendered.trim_end());
-        let _ = p.message(Role::Plain, shown);
-        let _ = p.flush();
-        return Code::Usage.exit_code();
-    }
-    let message = e
-        .rendered
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("invalid arguments")
-        .trim_start_matches("error: ")
-        .to_string();
-    let err = Error::usage(message)
-        .with_details(serde_json::json!({ "kind": e.kind, "help": e.rendered }))
-        .with_fix(format!(
-            "Run `{program} --help` (or `{program} <command> --help`) for usage"
-        ));
-    emit_error(p, &err)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::emit::{render_ok, unshowable};
     use super::*;
 
     #[test]
@@ -623,6 +344,72 @@ mod tests {
         assert!(render_ok(&Json::of(&result), &[], &[]).is_ok());
         let e = render_ok(&Json::of(&bad), &[], &[]).unwrap_err();
         assert!(unshowable(&e).message.contains("UTF-8"), "{e}");
+    }
+
+    /// A buffer the printer writes into and the test reads back.
+    #[derive(Clone, Default)]
+    struct Buf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for Buf {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Buf {
+        fn text(&self) -> String {
+            String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+        }
+    }
+
+    /// A report that only warns.
+    struct Warns(Vec<String>);
+
+    impl Render for Warns {
+        fn result(&self) -> Json<'_> {
+            Json::of(serde_json::json!({}))
+        }
+        fn text(&self, _: &mut Printer) -> io::Result<()> {
+            Ok(())
+        }
+        fn warnings(&self) -> Vec<String> {
+            self.0.clone()
+        }
+    }
+
+    /// The secrets corpus in an error's message, fix and details, and in a warning, in
+    /// both modes: none is shown.
+    #[test]
+    fn no_secret_of_the_corpus_is_shown_in_an_error_or_warning() {
+        for s in e2e::secrets::shapes() {
+            let t = &s.text;
+            let e = Error::new(
+                Code::GitFailed,
+                format!("`git clone -- {t} /r/x` failed: {t}"),
+            )
+            .with_fix(format!("Check that {t} is reachable"))
+            .with_details(serde_json::json!({"url": t, "stderr": [format!("fatal: {t}")]}));
+            for mode in [Mode::Text, Mode::Json] {
+                let (out, err) = (Buf::default(), Buf::default());
+                let mut p = Printer::capture(mode, Box::new(out.clone()), Box::new(err.clone()));
+                emit_error(&mut p, &e);
+                let mut p = Printer::capture(mode, Box::new(out.clone()), Box::new(err.clone()));
+                emit(&mut p, &Warns(vec![format!("cloning {t} again")]), None);
+                let shown = format!("{}{}", out.text(), err.text());
+                // As written, and as JSON escapes it.
+                let escaped = serde_json::to_string(&s.secret).unwrap();
+                let escaped = escaped.trim_matches('"');
+                assert!(
+                    !shown.contains(&s.secret) && !shown.contains(escaped),
+                    "{:?} is shown ({mode:?}): {shown}",
+                    s.secret
+                );
+            }
+        }
     }
 
     #[test]

@@ -199,6 +199,29 @@ pub fn confirm(prompt: &str) -> Result<bool> {
     }
 }
 
+/// Shows the `.grove.toml` commands waiting for approval (escaped: they are a
+/// repository's text) and asks whether to trust them.
+pub fn approve(untrusted: &[crate::ops::trust::Untrusted]) -> Result<bool> {
+    let plain = PLAIN.load(Ordering::Relaxed);
+    let mut text = String::new();
+    for u in untrusted {
+        let head = super::style::paint(!plain, super::Role::Name, &super::Shown::text(&u.repo));
+        text.push_str(&format!(
+            "{head} ({}) has commands in .grove.toml that have not been approved:\n",
+            escape(&u.path.to_string_lossy())
+        ));
+        for (key, commands) in &u.commands {
+            for c in commands {
+                text.push_str(&format!("  {key}: {}\n", escape(c)));
+            }
+        }
+    }
+    let term = console::Term::stderr();
+    term.write_str(&text)
+        .map_err(|e| Error::new(Code::Cancelled, format!("prompt failed: {e}")))?;
+    confirm("Trust these commands (remembered until they change)?")
+}
+
 /// A list item that remembers its position.
 #[derive(Clone)]
 struct Item {

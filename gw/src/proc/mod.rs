@@ -45,6 +45,8 @@ pub struct Cmd {
     args: Vec<OsString>,
     cwd: PathBuf,
     envs: Vec<(OsString, OsString)>,
+    /// Inherited variables the child does not get.
+    removed: Vec<OsString>,
     timeout: Option<Duration>,
     /// Output lines also end at a lone carriage return (see [`Cmd::progress_lines`]).
     split_cr: bool,
@@ -137,6 +139,19 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// `command` failed with `status`, saying `stderr`. The error is shown, logged and
+    /// reported: a credential in the command line (a clone URL) or in the program's output
+    /// never goes with it (`redact`).
+    pub fn failed(command: &str, status: Status, stderr: &str) -> Error {
+        Error::Failed {
+            command: crate::redact::secrets(command).into_owned(),
+            status,
+            stderr: crate::redact::secrets(stderr).into_owned(),
+        }
+    }
+}
+
 /// The one line of a failed command's stderr that goes into its (one-line) error
 /// message: the first `fatal:` or `error:` line, where git states the reason, else the
 /// last non-empty line. The whole stderr stays in [`Error::Failed`].
@@ -159,6 +174,7 @@ impl Cmd {
             args: Vec::new(),
             cwd: cwd.to_path_buf(),
             envs: Vec::new(),
+            removed: Vec::new(),
             timeout: None,
             split_cr: false,
             finish: false,
@@ -211,6 +227,13 @@ impl Cmd {
         self
     }
 
+    /// Leaves the inherited variable `k` out of the child's environment (a later
+    /// [`Cmd::env`] sets it again).
+    pub fn env_remove(&mut self, k: impl AsRef<OsStr>) -> &mut Cmd {
+        self.removed.push(k.as_ref().to_os_string());
+        self
+    }
+
     pub fn envs<K: AsRef<OsStr>, V: AsRef<OsStr>>(
         &mut self,
         vars: impl IntoIterator<Item = (K, V)>,
@@ -227,12 +250,13 @@ impl Cmd {
         self
     }
 
-    /// The command line, for messages (`git worktree add …`).
+    /// The command line, for messages and the log (`git worktree add …`): each argument's
+    /// secrets hidden (`redact`) before it is quoted, so that quoting cannot split one.
     pub fn display(&self) -> String {
         let mut s = shell_quote(&self.program.to_string_lossy());
         for a in &self.args {
             s.push(' ');
-            s.push_str(&shell_quote(&a.to_string_lossy()));
+            s.push_str(&shell_quote(&crate::redact::secrets(&a.to_string_lossy())));
         }
         s
     }
@@ -242,6 +266,9 @@ impl Cmd {
         #[allow(clippy::disallowed_methods)]
         let mut c = Command::new(&self.program);
         c.args(&self.args).current_dir(&self.cwd);
+        for k in &self.removed {
+            c.env_remove(k);
+        }
         for (k, v) in &defaults().env {
             c.env(k, v);
         }
@@ -299,11 +326,7 @@ impl Cmd {
         if out.success() {
             Ok(out)
         } else {
-            Err(Error::Failed {
-                command: self.display(),
-                status: out.status,
-                stderr: out.tail(),
-            })
+            Err(Error::failed(&self.display(), out.status, &out.tail()))
         }
     }
 

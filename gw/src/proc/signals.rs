@@ -1,6 +1,7 @@
 //! What SIGINT (Ctrl-C) and SIGTERM do to a running `gw`.
 //!
-//! `gw` installs one watcher ([`install`]) before it runs a command. What a signal then
+//! `gw` starts one watcher ([`watch`]) before it even parses its arguments, and gives it
+//! the reporter ([`install`]) once it knows how to report. What a signal then
 //! does depends on the [`Mode`] the command is in:
 //!
 //! - [`Mode::Exit`] (the default: nothing is half-done): grove's children get SIGTERM (but
@@ -51,21 +52,43 @@ static TRANSITION: Mutex<()> = Mutex::new(());
 static FIRST: AtomicI32 = AtomicI32::new(0);
 static EXIT: OnceLock<fn(i32)> = OnceLock::new();
 
-/// Starts the watcher. `exit` reports a cancellation in `Exit` mode and ends the process.
-/// The first call wins; later calls do nothing.
+/// Starts the watcher, once: from then on SIGINT and SIGTERM are grove's to handle. `gw`
+/// calls it first thing, before it parses its arguments; a signal that comes before
+/// [`install`] gives the reporter is recorded, and reported by `install`.
+pub fn watch() -> io::Result<()> {
+    static STARTED: OnceLock<Result<(), io::ErrorKind>> = OnceLock::new();
+    let started = STARTED.get_or_init(|| {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        let mut signals =
+            signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| e.kind())?;
+        std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                for sig in signals.forever() {
+                    on_signal(sig);
+                }
+            })
+            .map(drop)
+            .map_err(|e| e.kind())
+    });
+    started.map_err(io::Error::from)
+}
+
+/// Gives the watcher (started here if it was not) the function that reports a
+/// cancellation in `Exit` mode and ends the process. A signal that came before, while
+/// nothing was half-done, is reported at once. The first call wins; later calls do
+/// nothing.
 pub fn install(exit: fn(i32)) -> io::Result<()> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
+    watch()?;
+    let _transition = TRANSITION.lock().unwrap_or_else(|p| p.into_inner());
     if EXIT.set(exit).is_err() {
         return Ok(());
     }
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
-    std::thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            for sig in signals.forever() {
-                on_signal(sig);
-            }
-        })?;
+    if Mode::from_u8(MODE.load(Ordering::SeqCst)) == Mode::Exit
+        && let Some(sig) = requested()
+    {
+        exit(sig);
+    }
     Ok(())
 }
 
@@ -79,8 +102,9 @@ fn on_signal(sig: i32) {
     match mode {
         Mode::Exit => {
             terminate_children();
+            // Ends the process, still holding `transition`; before `install`, the signal
+            // is only recorded, and `install` reports it.
             if let Some(exit) = EXIT.get() {
-                // Ends the process, still holding `transition`.
                 exit(sig);
             }
         }
@@ -161,5 +185,51 @@ fn terminate_children() {
         if let Some(pid) = rustix::process::Pid::from_raw(*pid as i32) {
             let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    const CHILD: &str = "GROVE_SIGNALS_TEST_CHILD";
+    const NAME: &str = "proc::signals::tests::a_signal_before_the_reporter_is_reported_by_install";
+
+    /// A SIGINT that comes after [`watch`] and before [`install`] gives the reporter (while
+    /// `gw` parses its arguments) neither ends the process as the OS would nor is lost:
+    /// `install` reports it. Run in a child process of this test binary, since it changes
+    /// what the whole process does on SIGINT.
+    #[test]
+    // The child is this test binary itself, told by its environment which part it plays.
+    #[allow(clippy::disallowed_methods)]
+    fn a_signal_before_the_reporter_is_reported_by_install() {
+        if std::env::var_os(CHILD).is_some() {
+            watch().expect("the watcher starts");
+            let me = rustix::process::getpid();
+            rustix::process::kill_process(me, rustix::process::Signal::INT).expect("SIGINT");
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while requested().is_none() {
+                assert!(Instant::now() < deadline, "the SIGINT was never recorded");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            install(|sig| std::process::exit(100 + sig)).expect("the reporter is given");
+            // `install` did not report the signal.
+            std::process::exit(1);
+        }
+        let exe = std::env::current_exe().expect("the test binary");
+        let out = std::process::Command::new(exe)
+            .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+            .env(CHILD, "1")
+            .output()
+            .expect("the test binary runs");
+        assert_eq!(
+            out.status.code(),
+            Some(100 + 2),
+            "the child ended {:?}\nstdout: {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }

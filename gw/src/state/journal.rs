@@ -30,6 +30,8 @@ pub enum Kind {
     Rename,
     Reset,
     Sync,
+    /// `gw prune branches`: no workspace (its journal's `workspace` is empty).
+    PruneBranches,
 }
 
 impl Kind {
@@ -42,6 +44,7 @@ impl Kind {
             Kind::Rename => "rename",
             Kind::Reset => "reset",
             Kind::Sync => "sync",
+            Kind::PruneBranches => "prune_branches",
         }
     }
 }

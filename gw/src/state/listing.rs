@@ -81,6 +81,7 @@ pub struct WorkspaceRef<'t> {
     // Boxed: rare, and every record would pay for their size.
     pub source: Option<Box<Source>>,
     pub blueprint: Option<Box<Blueprint>>,
+    pub slot: Option<u32>,
 }
 
 /// A repository record, borrowed from the file. Its `setup` is checked like the full model
@@ -126,6 +127,7 @@ impl<'de: 't, 't> Object<'de> for WorkspaceRef<'t> {
         let mut repos: Option<Option<Vec<RepoRef<'t>>>> = None;
         let mut source: Option<Option<Source>> = None;
         let mut blueprint: Option<Option<Blueprint>> = None;
+        let mut slot: Option<Option<u32>> = None;
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             let m = &mut map;
             match &*key {
@@ -136,6 +138,7 @@ impl<'de: 't, 't> Object<'de> for WorkspaceRef<'t> {
                 "repos" => once(m, &mut repos, "repos")?,
                 "source" => once(m, &mut source, "source")?,
                 "blueprint" => once(m, &mut blueprint, "blueprint")?,
+                "slot" => once(m, &mut slot, "slot")?,
                 _ => unknown(m)?,
             }
         }
@@ -147,6 +150,7 @@ impl<'de: 't, 't> Object<'de> for WorkspaceRef<'t> {
             repos: repos.flatten().unwrap_or_default(),
             source: source.flatten().map(Box::new),
             blueprint: blueprint.flatten().map(Box::new),
+            slot: slot.flatten(),
         })
     }
 }
@@ -290,6 +294,7 @@ mod tests {
             );
             assert_eq!(r.source.as_deref(), w.source.as_ref());
             assert_eq!(r.blueprint.as_deref(), w.blueprint.as_ref());
+            assert_eq!(r.slot, w.slot);
             assert_eq!(r.repos.len(), w.repos.len());
             for (rr, wr) in r.repos.iter().zip(&w.repos) {
                 assert_eq!(rr.repo_name.to_str(), wr.repo_name);
@@ -310,8 +315,8 @@ mod tests {
         "repos":[{"repo_name":"r","source_repo":"/s/r","worktree_path":"/w/ab/r","branch":"feat/x","preserve_branch":true,"later":[1,{"k":"v"}],
                   "setup":{"status":"failed","detail":"exit 1"}},
                  {"repo_name":"q","source_repo":"/s/q","worktree_path":"/w/ab/q","branch":"b","preserve_branch":false,"setup":null}],
-        "source":{"provider":"github","url":"u","ref":"42","extra":[1.5e3,true]},"blueprint":{"name":"preset:p","sha256":"00"},"future":{"x":null}},
-        {"name":"old","path":"/w/old","branch":"old","repos":null,"source":null,"blueprint":null},
+        "source":{"provider":"github","url":"u","ref":"42","extra":[1.5e3,true]},"blueprint":{"name":"preset:p","sha256":"00"},"slot":7,"future":{"x":null}},
+        {"name":"old","path":"/w/old","branch":"old","repos":null,"source":null,"blueprint":null,"slot":null},
         {"na\u006de":"esc","path":"/w/é","branch":"ü\n\t","created_at":"","repos":[]}]"#;
 
     #[test]
@@ -386,6 +391,11 @@ mod tests {
             r#"[{"name":"a","path":"/w","branch":"b","repos":[{"repo_name":"r"}]}]"#,
             r#"[{"name":"a","path":"/w","branch":"b","repos":[{"repo_name":"r","source_repo":"/s","worktree_path":"/w/r","branch":"b","setup":{"status":"odd"}}]}]"#,
             r#"[{"name":"a","path":"/w","branch":"b","created_at":null}]"#,
+            r#"[{"name":"a","path":"/w","branch":"b","slot":-1}]"#,
+            r#"[{"name":"a","path":"/w","branch":"b","slot":"1"}]"#,
+            r#"[{"name":"a","path":"/w","branch":"b","slot":1.5}]"#,
+            r#"[{"name":"a","path":"/w","branch":"b","slot":4294967296}]"#,
+            r#"[{"name":"a","path":"/w","branch":"b","slot":1,"slot":1}]"#,
             r#"[["a","/w","b"]]"#,
             r#"[{"name":"a","path":"/w","branch":"b","repos":[["r","/s","/w/r","b"]]}]"#,
             r#"[{"name":"a","path":"/w","branch":"b","later":1e400}]"#,

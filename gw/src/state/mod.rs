@@ -8,9 +8,13 @@
 pub mod journal;
 pub mod listing;
 mod model;
+pub mod trash;
+pub mod trust;
 
 pub use listing::Listing;
-pub use model::{Blueprint, RepoEntry, SetupRecord, SetupStatus, Source, State, Workspace};
+pub use model::{
+    Blueprint, RepoEntry, SetupRecord, SetupStatus, Source, State, Workspace, same_record,
+};
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -75,7 +79,8 @@ impl Store {
     }
 
     /// Runs `f` on the current state under the state lock and writes the result back when
-    /// `f` changed it. When `f` fails, nothing is written.
+    /// `f` changed it. When `f` fails, nothing is written. Every workspace leaves with a
+    /// slot ([`State::assign_slots`]).
     pub fn update<T, E: From<Error>>(
         &self,
         f: impl FnOnce(&mut State) -> Result<T, E>,
@@ -85,10 +90,23 @@ impl Store {
         let mut state = self.load()?;
         let before = state.clone();
         let out = f(&mut state)?;
+        state.assign_slots();
         if state != before {
             self.save(&state)?;
         }
         Ok(out)
+    }
+
+    /// Reads the state, first giving every workspace without a slot its slot (a write,
+    /// under the lock, only when one lacks it: a workspace the Go grove recorded). For the
+    /// commands that need a workspace's ports.
+    pub fn load_with_slots(&self) -> Result<State, Error> {
+        let state = self.load()?;
+        if !state.clone().assign_slots() {
+            return Ok(state);
+        }
+        self.update(|_| Ok::<_, Error>(()))?;
+        self.load()
     }
 
     fn save(&self, state: &State) -> Result<(), Error> {

@@ -35,6 +35,13 @@ pub struct Workspace {
     /// What the workspace was created from: `preset:NAME` or a blueprint file path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blueprint: Option<Blueprint>,
+    /// The workspace's port slot: the smallest number no other workspace held when it was
+    /// recorded, kept for its life (a rename keeps it, a delete frees it). Its ports are
+    /// `ports.base + slot × ports.block` onwards (`ops::ports`). The Go grove does not know
+    /// the field (it keeps nothing it does not know), so a record it wrote has none until
+    /// grove next writes the state (see [`State::assign_slots`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<u32>,
     /// Fields this version does not know, kept so that a round trip loses nothing.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -224,6 +231,7 @@ deserialize_keeping_unknown!(Workspace, "a workspace object", {
     "repos" => repos: Option<Vec<RepoEntry>>, |v| v.unwrap_or_default(), Vec::new();
     "source" => source: Option<Source>, |v| v, None;
     "blueprint" => blueprint: Option<Blueprint>, |v| v, None;
+    "slot" => slot: Option<u32>, |v| v, None;
 });
 
 deserialize_keeping_unknown!(RepoEntry, "a repository object", {
@@ -276,6 +284,44 @@ impl State {
         self.workspaces.iter().map(|w| w.name.clone()).collect()
     }
 
+    /// Replaces the record named `name` with `record`, which keeps the slot the record had
+    /// when it has none of its own (an operation that read the workspace before its slot
+    /// was given must not take it away). `false` when there is no such record.
+    pub fn replace(&mut self, name: &str, mut record: Workspace) -> bool {
+        let Some(current) = self.find_mut(name) else {
+            return false;
+        };
+        record.slot = record.slot.or(current.slot);
+        *current = record;
+        true
+    }
+
+    /// Gives a slot to every workspace without one (and to the later of two holding the
+    /// same one): the smallest number no workspace holds, in file order. The one rule for
+    /// slots: [`Store::update`](super::Store::update) applies it under the state lock before
+    /// every write, so two processes never give out the same slot, a new workspace gets the
+    /// smallest free one, and a slot freed by a delete is the next one given. Returns
+    /// whether anything changed.
+    pub fn assign_slots(&mut self) -> bool {
+        let mut held = std::collections::BTreeSet::new();
+        let mut missing = Vec::new();
+        for (i, w) in self.workspaces.iter().enumerate() {
+            match w.slot {
+                Some(s) if held.insert(s) => {}
+                _ => missing.push(i),
+            }
+        }
+        let mut next = 0u32;
+        for &i in &missing {
+            while held.contains(&next) {
+                next += 1;
+            }
+            held.insert(next);
+            self.workspaces[i].slot = Some(next);
+        }
+        !missing.is_empty()
+    }
+
     /// The workspace whose directory contains `dir`, resolving symlinks on both sides;
     /// with nested workspaces the deepest one wins.
     pub fn containing(&self, dir: &Path) -> Option<&Workspace> {
@@ -293,6 +339,31 @@ impl State {
 impl Workspace {
     pub fn repo(&self, name: &str) -> Option<&RepoEntry> {
         self.repos.iter().find(|r| r.repo_name == name)
+    }
+
+    /// Whether `self` and `other` are the same record as far as an operation can tell:
+    /// equal, except that a record without a slot matches one with any slot. An operation
+    /// records the workspace as it read it (or, creating one, without a slot); the slot is
+    /// given under the state lock when the state is written ([`State::assign_slots`]).
+    pub fn same_record(&self, other: &Workspace) -> bool {
+        match (self.slot, other.slot) {
+            (Some(a), Some(b)) if a != b => false,
+            (Some(_), Some(_)) | (None, None) => self == other,
+            _ => {
+                let (mut a, mut b) = (self.clone(), other.clone());
+                (a.slot, b.slot) = (None, None);
+                a == b
+            }
+        }
+    }
+}
+
+/// [`Workspace::same_record`] of two optional records: both absent, or both the same.
+pub fn same_record(a: Option<&Workspace>, b: Option<&Workspace>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.same_record(b),
+        _ => false,
     }
 }
 
@@ -428,6 +499,105 @@ mod tests {
                 .unwrap_err();
         assert!(e.contains("missing field `source_repo`"), "{e}");
         assert!(State::parse("[[]]").is_err());
+    }
+
+    fn record(name: &str, slot: Option<u32>) -> Workspace {
+        let mut w = State::parse(&format!(
+            r#"[{{"name":"{name}","path":"/w/{name}","branch":"b"}}]"#
+        ))
+        .unwrap()
+        .workspaces
+        .remove(0);
+        w.slot = slot;
+        w
+    }
+
+    fn slots(st: &State) -> Vec<Option<u32>> {
+        st.workspaces.iter().map(|w| w.slot).collect()
+    }
+
+    #[test]
+    fn slots_are_the_smallest_free_numbers_and_stay() {
+        // The Go grove's records have none: each gets the smallest free one, in file order,
+        // around the ones already held.
+        let mut st = State {
+            workspaces: vec![
+                record("a", None),
+                record("b", Some(1)),
+                record("c", None),
+                record("d", Some(3)),
+                record("e", None),
+            ],
+        };
+        assert!(st.assign_slots());
+        assert_eq!(slots(&st), [Some(0), Some(1), Some(2), Some(3), Some(4)]);
+        assert!(!st.assign_slots(), "given once, a slot stays");
+        // A delete frees a slot; the next new workspace takes the smallest free one.
+        st.remove("b");
+        st.remove("d");
+        st.workspaces.push(record("f", None));
+        st.assign_slots();
+        assert_eq!(slots(&st), [Some(0), Some(2), Some(4), Some(1)]);
+        st.workspaces.push(record("g", None));
+        st.assign_slots();
+        assert_eq!(st.find("g").unwrap().slot, Some(3));
+        // Two records holding one slot (a file edited by hand): the later one moves.
+        st.workspaces.push(record("h", Some(0)));
+        assert!(st.assign_slots());
+        assert_eq!(st.find("a").unwrap().slot, Some(0));
+        assert_eq!(st.find("h").unwrap().slot, Some(5));
+    }
+
+    #[test]
+    fn slot_round_trips_and_is_written_after_the_go_fields() {
+        let mut st = State::parse(GO_STATE).unwrap();
+        st.assign_slots();
+        let text = st.to_json();
+        let again = State::parse(&text).unwrap();
+        assert_eq!(again, st);
+        let written: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(written[0]["slot"], 0);
+        assert_eq!(written[1]["slot"], 1);
+        let keys: Vec<_> = written[1].as_object().unwrap().keys().cloned().collect();
+        assert_eq!(
+            keys,
+            [
+                "name",
+                "path",
+                "branch",
+                "created_at",
+                "repos",
+                "slot",
+                "future_field"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_record_without_a_slot_is_the_same_record_with_any() {
+        let (none, one, two) = (
+            record("a", None),
+            record("a", Some(1)),
+            record("a", Some(2)),
+        );
+        assert!(none.same_record(&one) && one.same_record(&none));
+        assert!(one.same_record(&one) && none.same_record(&none));
+        assert!(!one.same_record(&two));
+        let mut other = none.clone();
+        other.branch = "c".into();
+        assert!(!other.same_record(&one));
+        assert!(same_record(None, None) && !same_record(Some(&one), None));
+        // Replacing a record keeps its slot unless the new one brings its own.
+        let mut st = State {
+            workspaces: vec![one.clone()],
+        };
+        let mut renamed = none.clone();
+        renamed.name = "z".into();
+        assert!(st.replace("a", renamed));
+        assert_eq!(st.find("z").unwrap().slot, Some(1));
+        assert!(st.replace("z", two.clone()));
+        assert_eq!(st.workspaces[0].slot, Some(2));
+        assert!(!st.replace("nope", two));
     }
 
     #[test]

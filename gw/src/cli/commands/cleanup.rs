@@ -16,7 +16,8 @@ pub struct PruneArgs {
     /// Only workspaces created at least this long ago: a number with h, d or w (a bare number is days; default 7d)
     #[arg(long, value_name = "AGE")]
     pub min_age: Option<String>,
-    /// Delete the candidates (without it, only list them)
+    /// Delete the candidates (without it, only list them), approving the repositories'
+    /// `.grove.toml` teardown commands without asking (see `gw trust`)
     #[arg(short, long)]
     pub yes: bool,
     #[command(flatten)]
@@ -37,6 +38,9 @@ pub struct PruneBranchesArgs {
     /// Run `git fetch --prune` in every repository first
     #[arg(long)]
     pub fetch: bool,
+    /// Delete also branches holding commits on no remote whose changes are not in the base
+    #[arg(short, long)]
+    pub force: bool,
     /// Delete the candidates (without it, only list them)
     #[arg(short, long)]
     pub yes: bool,
@@ -53,17 +57,21 @@ pub struct DoctorArgs {
     pub data: DataArgs,
 }
 
+/// Turns `gw prune branches` arguments into options (shared with `gw plan prune branches`).
+pub fn prune_branches_options(b: &PruneBranchesArgs) -> PruneBranchesOptions {
+    PruneBranchesOptions {
+        gone: b.gone,
+        fetch: b.fetch,
+        yes: b.yes,
+        force: b.force,
+        expect: None,
+    }
+}
+
 pub fn prune(ctx: &Ctx<'_>, a: PruneArgs) -> CmdResult {
     match a.command {
         Some(PruneCommand::Branches(b)) => Ok(Out::with_data(
-            ops::prune::prune_branches(
-                ctx,
-                PruneBranchesOptions {
-                    gone: b.gone,
-                    fetch: b.fetch,
-                    yes: b.yes,
-                },
-            )?,
+            ops::prune::prune_branches(ctx, prune_branches_options(&b))?,
             b.data.format(),
         )),
         None => Ok(Out::with_data(

@@ -18,6 +18,9 @@ use super::workspace::name_or_pick;
 pub struct SyncArgs {
     /// Workspace name (default: the one you are in)
     pub name: Option<String>,
+    /// Approve the repositories' `.grove.toml` commands this runs without asking (see `gw trust`)
+    #[arg(short, long)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Args)]
@@ -27,6 +30,9 @@ pub struct ResetArgs {
     /// Discard changes to tracked files that stop a worktree from switching back
     #[arg(long)]
     pub discard: bool,
+    /// Approve the repositories' `.grove.toml` commands this runs without asking (see `gw trust`)
+    #[arg(short, long)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Args)]
@@ -36,6 +42,9 @@ pub struct AddRepoArgs {
     /// Repositories, comma-separated: names or git URLs (URLs are cloned into the first repo dir)
     #[arg(short, long, value_delimiter = ',')]
     pub repos: Vec<String>,
+    /// Approve the repositories' `.grove.toml` commands this runs without asking (see `gw trust`)
+    #[arg(short, long)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Args)]
@@ -48,6 +57,10 @@ pub struct RemoveRepoArgs {
     /// Remove even with uncommitted changes or on another branch, and delete branches holding commits found nowhere else
     #[arg(short, long)]
     pub force: bool,
+    /// Do not ask before removing several repositories picked interactively, and approve the
+    /// repositories' `.grove.toml` commands this runs without asking (see `gw trust`)
+    #[arg(short, long)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Args)]
@@ -86,7 +99,7 @@ pub fn reset(ctx: &Ctx<'_>, mut a: ResetArgs, ui: Ui) -> CmdResult {
 
 pub fn add_repo_options(ctx: &Ctx<'_>, a: AddRepoArgs, ui: Ui) -> Result<AddRepoOptions, Error> {
     let repos = if !a.repos.is_empty() {
-        a.repos
+        crate::git::url::rejoin(a.repos)
     } else if ui.interactive {
         pick_repos_to_add(ctx, a.name.as_deref())?
     } else {
@@ -142,10 +155,19 @@ pub fn remove_repo_options(
                 ws.name
             )));
         }
-        pick::many("Remove which repositories?", &names)?
+        let chosen: Vec<String> = pick::many("Remove which repositories?", &names)?
             .into_iter()
             .map(|i| names[i].clone())
-            .collect()
+            .collect();
+        let question = format!(
+            "Remove {} from `{}` (their worktrees and branches)?",
+            crate::ops::count(chosen.len(), "repository", "repositories"),
+            ws.name
+        );
+        if chosen.len() > 1 && !a.yes && !pick::confirm(&question)? {
+            return Err(pick::cancelled());
+        }
+        chosen
     } else {
         return Err(missing("the repositories to remove", "--repos/-r"));
     };

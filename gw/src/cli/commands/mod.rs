@@ -7,15 +7,30 @@ pub mod plan;
 pub mod plugin;
 pub mod run;
 pub mod setup;
+pub mod trust;
 pub mod workspace;
 
-use super::args::Command;
+use super::args::{Command, Format};
 use super::{CmdResult, Ui};
+use crate::error::Error;
 use crate::ops::Ctx;
 use setup::PresetCommand;
 use workspace::WsCommand;
 
-pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
+pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui, format: Option<Format>) -> CmdResult {
+    if let Some(f @ (Format::Shell | Format::Dotenv)) = format
+        && !matches!(command, Command::Env(_))
+    {
+        let name = if f == Format::Shell {
+            "shell"
+        } else {
+            "dotenv"
+        };
+        return Err(
+            Error::usage(format!("`--format {name}` is only for `gw env`"))
+                .with_fix("Use --format text or --format json"),
+        );
+    }
     match command {
         Command::Init(a) => setup::init(ctx, a),
         Command::AddDir(a) => setup::add_dir(ctx, a),
@@ -43,7 +58,9 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
         },
         Command::Completions(a) => setup::completions(ctx, a),
         Command::Schema(a) => setup::schema(a),
+        Command::Skill => setup::skill(),
         Command::Run(a) => run::run(ctx, a, ui),
+        Command::Env(a) => run::env(ctx, a, format),
         Command::UnlinkTrash(a) => setup::unlink_trash(ctx, a),
         Command::Sync(a) => daily::sync(ctx, a, ui),
         Command::Reset(a) => daily::reset(ctx, a, ui),
@@ -54,6 +71,7 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui) -> CmdResult {
         Command::Doctor(a) => cleanup::doctor(ctx, a),
         Command::Plugin(a) => plugin::plugin(ctx, a),
         Command::BugReport(a) => bug_report::bug_report(ctx, a, ui),
+        Command::Trust(a) => trust::trust(ctx, a),
         Command::External(args) => plugin::external(ctx, args, ui),
     }
 }

@@ -44,7 +44,7 @@ pub enum PlanCommand {
     Reset(ResetArgs),
     /// Plan `gw sync`
     Sync(SyncArgs),
-    /// Plan `gw prune --yes` (the workspaces it would delete)
+    /// Plan `gw prune --yes` (the workspaces it would delete), or `gw prune branches --yes`
     Prune(PruneArgs),
 }
 
@@ -70,25 +70,32 @@ pub fn plan(ctx: &Ctx<'_>, a: PlanArgs, ui: Ui) -> CmdResult {
         PlanCommand::Rename(c) => ops::rename::plan_doc(ctx, &daily::rename_options(c))?,
         PlanCommand::Reset(c) => ops::reset::plan_doc(ctx, &daily::reset_options(c))?,
         PlanCommand::Sync(c) => ops::sync::plan_doc(ctx, &daily::sync_options(c))?,
-        PlanCommand::Prune(c) => {
-            if c.command.is_some() {
-                return Err(Error::usage("`gw prune branches` cannot be planned")
-                    .with_fix("Plan `gw prune` instead"));
+        PlanCommand::Prune(c) => match &c.command {
+            Some(super::cleanup::PruneCommand::Branches(b)) => {
+                ops::prune::branches_plan_doc(ctx, &super::cleanup::prune_branches_options(b))?
             }
-            ops::prune::plan_doc(
+            None => ops::prune::plan_doc(
                 ctx,
                 &PruneOptions {
                     min_age: c.min_age,
                     yes: true,
                     expect: None,
                 },
-            )?
-        }
+            )?,
+        },
     };
     let mut saved = None;
     if let Some(out) = a.out {
         let path = ctx.env.resolve_path(&out);
         let text = serde_json::to_string_pretty(&doc).expect("plans serialise");
+        if crate::redact::has_url_userinfo(&text) {
+            // grove writes no credential to disk; the plan's inputs hold a URL's.
+            return Err(Error::usage(format!(
+                "the plan holds a URL with credentials, which grove does not write to disk (`{}`)",
+                path.display()
+            ))
+            .with_fix("Let git's credential helper supply them and pass the URL without, or pipe the plan: `gw plan … --format json | gw apply -`"));
+        }
         fsx::write_atomic(&path, text.as_bytes())?;
         saved = Some(path);
     }
@@ -120,5 +127,6 @@ pub fn apply(ctx: &Ctx<'_>, a: ApplyArgs) -> CmdResult {
         Applied::Reset(r) => Out::new(r),
         Applied::Sync(r) => Out::new(r),
         Applied::Prune(r) => Out::new(r),
+        Applied::PruneBranches(r) => Out::new(r),
     })
 }

@@ -197,6 +197,10 @@ pub fn schema(a: SchemaArgs) -> CmdResult {
     Ok(Out::new(ops::schema::schema(a.name.as_deref())?))
 }
 
+pub fn skill() -> CmdResult {
+    Ok(Out::new(ops::skill::skill()))
+}
+
 pub fn completions(ctx: &Ctx<'_>, a: CompletionsArgs) -> CmdResult {
     let shell = crate::cli::complete::shell(&a.shell).ok_or_else(|| {
         Error::usage(format!("unsupported shell `{}`", a.shell))

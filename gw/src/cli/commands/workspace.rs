@@ -38,6 +38,9 @@ pub struct CreateArgs {
     /// Check out origin/<branch> where it exists instead of starting a new branch
     #[arg(long)]
     pub track: bool,
+    /// Approve the repositories' `.grove.toml` commands this runs without asking (see `gw trust`)
+    #[arg(short, long)]
+    pub yes: bool,
     /// Replace the workspace you are in (it is deleted first)
     #[arg(long)]
     pub replace: bool,
@@ -61,8 +64,11 @@ pub struct CreateArgs {
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Summarise each workspace's worktrees (clean, modified, error)
-    #[arg(short, long)]
+    #[arg(short, long, conflicts_with = "ports")]
     pub status: bool,
+    /// Show each workspace's slot and ports, and whether something listens on them
+    #[arg(long)]
+    pub ports: bool,
     #[command(flatten)]
     pub data: DataArgs,
 }
@@ -126,7 +132,9 @@ pub struct DeleteArgs {
     /// Read workspace names from stdin, one per line (needs --yes)
     #[arg(long, conflicts_with = "names")]
     pub stdin: bool,
-    /// Confirm deleting the workspaces read from stdin
+    /// Do not ask before deleting several workspaces picked interactively (required with
+    /// --stdin, not with names), and approve the repositories' `.grove.toml` teardown
+    /// commands without asking (see `gw trust`)
     #[arg(short, long)]
     pub yes: bool,
     /// Discard uncommitted changes, and delete branches holding commits found nowhere else
@@ -156,7 +164,7 @@ pub fn create_options(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> Result<CreateOpti
     } else if a.all {
         Selection::All
     } else if !a.repos.is_empty() {
-        Selection::Repos(a.repos)
+        Selection::Repos(crate::git::url::rejoin(a.repos))
     } else if ui.interactive {
         pick_repos(ctx)?
     } else {
@@ -268,6 +276,8 @@ pub fn list(ctx: &Ctx<'_>, a: ListArgs, ui: Ui) -> CmdResult {
     let format = a.data.format();
     if a.status {
         Ok(Out::with_data(ops::list::list_status(ctx)?, format))
+    } else if a.ports {
+        Ok(Out::with_data(ops::list::list_ports(ctx)?, format))
     } else {
         // Only the table marks the workspace you are in.
         let table = !ui.machine && matches!(format, None | Some(DataFormat::Table));
@@ -387,9 +397,12 @@ fn pick_workspace(ctx: &Ctx<'_>, ui: Ui) -> Result<String, Error> {
 
 /// Turns `gw delete` arguments into options (shared with `gw plan delete`).
 pub fn delete_options(ctx: &Ctx<'_>, a: DeleteArgs, ui: Ui) -> Result<DeleteOptions, Error> {
-    if a.yes && !a.stdin {
-        return Err(Error::usage("--yes only confirms names read with --stdin")
-            .with_fix("Drop --yes, or add --stdin"));
+    // Names on the command line are asked for already; --yes confirms the others.
+    if a.yes && !a.stdin && !a.names.is_empty() {
+        return Err(Error::usage(
+            "--yes confirms names read with --stdin or picked interactively, not names given",
+        )
+        .with_fix("Drop --yes"));
     }
     let names = if a.stdin {
         if !a.yes {
@@ -429,10 +442,19 @@ pub fn delete_options(ctx: &Ctx<'_>, a: DeleteArgs, ui: Ui) -> Result<DeleteOpti
             ));
         }
         let names = state.names();
-        pick::many("Delete which workspaces?", &names)?
+        let chosen: Vec<String> = pick::many("Delete which workspaces?", &names)?
             .into_iter()
             .map(|i| names[i].clone())
-            .collect()
+            .collect();
+        // Several at once from a picker are easy to select by mistake: ask once.
+        let question = format!(
+            "Delete {} and their branches?",
+            crate::ops::count(chosen.len(), "workspace", "workspaces")
+        );
+        if chosen.len() > 1 && !a.yes && !pick::confirm(&question)? {
+            return Err(pick::cancelled());
+        }
+        chosen
     };
     Ok(DeleteOptions {
         names,

@@ -1,13 +1,13 @@
 //! A tracked file against its index entry: stat data first, the content as `git add` would
 //! store it when the stat data is not conclusive.
 
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, BorrowedFd};
 
 use gix::index::entry::{Flags, Mode};
-use rustix::fs::{FileType, OFlags};
+use rustix::fs::{AtFlags, FileType, OFlags};
 
-use super::{Worker, errno_text, is_gone};
-use crate::git::status::Update;
+use super::filters::{Attributes, Cleaned, Filters};
+use super::{Worker, is_gone, refresh};
 
 impl Worker<'_> {
     /// Compares the tracked file `entry` (index position `i`) with its `stat`.
@@ -22,17 +22,38 @@ impl Worker<'_> {
     ) -> Result<(), String> {
         let rules = self.shared.rules;
         let kind = FileType::from_raw_mode(stat.st_mode as _);
-        if entry.flags.contains(Flags::INTENT_TO_ADD) {
+        if entry.mode == Mode::COMMIT {
+            // A submodule (reached only when git cannot be asked, see `status_of`): changed
+            // when its HEAD is not the recorded commit. What its own worktree holds is not
+            // looked at; the caller judges such a worktree as holding work.
             let y = if kind == FileType::Directory {
-                'D'
+                (self.commit_in(path) != Some(entry.id)).then_some('M')
             } else {
-                'A'
+                Some('T')
+            };
+            if let Some(y) = y {
+                self.found.changed.push((i, y));
+            }
+            return Ok(());
+        }
+        if kind == FileType::Directory {
+            // git's `check_removed`: a directory where a file was is the file deleted, unless
+            // it is a repository with a commit (then the entry changed kind, or, intent to
+            // add, is added).
+            let repository = self.commit_in(path).is_some();
+            let y = match (entry.flags.contains(Flags::INTENT_TO_ADD), repository) {
+                (true, true) => 'A',
+                (false, true) => 'T',
+                (_, false) => 'D',
             };
             self.found.changed.push((i, y));
             return Ok(());
         }
+        if entry.flags.contains(Flags::INTENT_TO_ADD) {
+            self.found.changed.push((i, 'A'));
+            return Ok(());
+        }
         let y = match (entry.mode, kind) {
-            (_, FileType::Directory) => Some('D'),
             (Mode::FILE | Mode::FILE_EXECUTABLE, FileType::RegularFile) => {
                 let executable = stat.st_mode & 0o100 != 0;
                 (rules.file_mode && executable != (entry.mode == Mode::FILE_EXECUTABLE))
@@ -62,97 +83,123 @@ impl Worker<'_> {
         if same && !racy {
             return Ok(());
         }
-        let id = self.hash(path, kind, at, name)?;
-        match (id == Some(entry.id), same) {
-            // Unchanged: its stat data is written back even when it was equal (the file was
-            // racy), as git does, so that the index, written later than the file, no longer
-            // sends every status to read it.
-            (true, _) => self.found.updates.push((i, Update::Stat(now))),
-            (false, same) => {
-                self.found.changed.push((i, 'M'));
-                if same {
-                    // Racily clean in the index: keep it looking changed once the index is
-                    // written with a newer time.
-                    self.found.updates.push((i, Update::SizeZero));
+        match self.hash(path, kind, at, name)? {
+            Cleaned::Id(id) if id == entry.id => {
+                // Unchanged: its stat data may be written back (even when it was equal, the
+                // file being racy: the index, written later, then no longer sends every
+                // status to read it) if the file has not changed for long enough that a
+                // later edit cannot share its second (see `refresh`).
+                if refresh::fresh_enough(&now, rules.started) {
+                    self.found.updates.push((i, now));
                 }
+            }
+            Cleaned::Id(_) | Cleaned::Gone => self.found.changed.push((i, 'M')),
+            Cleaned::Unreadable(why) => {
+                // git cannot read it either, and calls it modified.
+                self.found.changed.push((i, 'M'));
+                self.unreadable(path, false, why);
             }
         }
         Ok(())
     }
 
-    /// The blob id `git add` would give the file at `path`, or `None` if it went away or is
-    /// no longer a file.
+    /// The commit `HEAD` names in the directory at `path` (relative to the worktree), when
+    /// it is a repository (git's `resolve_gitlink_ref`).
+    fn commit_in(&self, path: &[u8]) -> Option<gix::ObjectId> {
+        let workdir = self.repo.workdir()?;
+        let dir = workdir.join(gix::path::from_byte_slice(path).ok()?);
+        let fd = rustix::fs::open(
+            &dir,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .ok()?;
+        if !super::untracked::is_repository(fd.as_fd()) {
+            return None;
+        }
+        let repo = gix::open_opts(&dir, gix::open::Options::isolated()).ok()?;
+        repo.head_id().ok().map(|id| id.detach())
+    }
+
+    /// The blob id `git add` would give the file at `path`.
     fn hash(
         &mut self,
         path: &[u8],
         kind: FileType,
         at: BorrowedFd<'_>,
         name: &[u8],
-    ) -> Result<Option<gix::ObjectId>, String> {
+    ) -> Result<Cleaned, String> {
         let hash_kind = self.shared.index.object_hash();
-        let blob = |data: &[u8]| {
-            gix::objs::compute_hash(hash_kind, gix::objs::Kind::Blob, data)
-                .map_err(|e| e.to_string())
-        };
         if kind == FileType::Symlink {
-            return match rustix::fs::readlinkat(at, name, Vec::new()) {
-                Ok(target) => blob(target.as_bytes()).map(Some),
-                Err(e) if is_gone(e) => Ok(None),
-                Err(e) => Err(errno_text("cannot read", path, e)),
+            return Ok(match rustix::fs::readlinkat(at, name, Vec::new()) {
+                Ok(target) => Cleaned::Id(
+                    gix::objs::compute_hash(hash_kind, gix::objs::Kind::Blob, target.as_bytes())
+                        .map_err(|e| e.to_string())?,
+                ),
+                Err(e) if is_gone(e) => Cleaned::Gone,
+                Err(e) => Cleaned::Unreadable(e.to_string()),
+            });
+        }
+        let attributes = if self.attributes_are_files(at) {
+            Attributes::Worktree
+        } else {
+            Attributes::Staged
+        };
+        let mut open = || -> Result<Option<std::fs::File>, String> {
+            // Without blocking: a file replaced by a fifo since its `lstat` would otherwise
+            // hang the open (a regular file ignores the flag).
+            let file = match rustix::fs::openat(
+                at,
+                name,
+                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+                rustix::fs::Mode::empty(),
+            ) {
+                Ok(fd) => fd,
+                Err(e) if is_gone(e) => return Ok(None),
+                Err(e) => return Err(e.to_string()),
             };
-        }
-        // Without blocking: a file replaced by a fifo since its `lstat` would otherwise hang
-        // the open (a regular file ignores the flag).
-        let file = match rustix::fs::openat(
-            at,
-            name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
-            rustix::fs::Mode::empty(),
-        ) {
-            Ok(fd) => fd,
-            Err(e) if is_gone(e) => return Ok(None),
-            Err(e) => return Err(errno_text("cannot read", path, e)),
-        };
-        match rustix::fs::fstat(&file) {
-            Ok(st) if FileType::from_raw_mode(st.st_mode as _) == FileType::RegularFile => {}
-            // Replaced meanwhile by something that is not a file: changed.
-            _ => return Ok(None),
-        }
-        let file = std::fs::File::from(file);
-        let pipeline = match &mut self.filters {
-            Some(pipeline) => pipeline,
-            None => {
-                let stack = self
-                    .repo
-                    .attributes_only(
-                        self.shared.index,
-                        gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
-                    )
-                    .map_err(|e| e.to_string())?
-                    .detach();
-                self.filters.insert(
-                    gix::filter::Pipeline::new(self.repo, stack).map_err(|e| e.to_string())?,
-                )
+            match rustix::fs::fstat(&file) {
+                Ok(st) if FileType::from_raw_mode(st.st_mode as _) == FileType::RegularFile => {
+                    Ok(Some(std::fs::File::from(file)))
+                }
+                // Replaced meanwhile by something that is not a file: changed.
+                _ => Ok(None),
             }
         };
-        use gix::filter::plumbing::pipeline::convert::ToGitOutcome as Out;
-        use std::io::Read as _;
+        let filters = match &mut self.filters {
+            Some(f) => f,
+            None => self
+                .filters
+                .insert(Filters::new(self.repo, self.shared.index)?),
+        };
         let rela = gix::path::from_bstr(gix::bstr::BStr::new(path)).map_err(|e| e.to_string())?;
-        let read = |e: std::io::Error| errno_text("cannot read", path, e);
-        let mut data = Vec::new();
-        match pipeline
-            .convert_to_git(file, rela.as_ref(), self.shared.index)
-            .map_err(|e| e.to_string())?
-        {
-            Out::Unchanged(mut r) => {
-                r.read_to_end(&mut data).map_err(read)?;
+        filters.blob_id(
+            self.repo,
+            self.shared.index,
+            &rela,
+            attributes,
+            &mut open,
+            &mut self.found.warnings,
+            &mut self.found.unreadable,
+        )
+    }
+
+    /// Whether every `.gitattributes` from the worktree down to the directory open at `at`
+    /// (the one being compared) is absent, a regular file, a directory or a link — what
+    /// gix reads without blocking.
+    fn attributes_are_files(&self, at: BorrowedFd<'_>) -> bool {
+        let chain = std::iter::once(self.root)
+            .chain(self.open.iter().map(|(_, fd)| fd.as_fd()))
+            .chain(std::iter::once(at));
+        chain.into_iter().all(|fd| {
+            match rustix::fs::statat(fd, ".gitattributes", AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => matches!(
+                    FileType::from_raw_mode(st.st_mode as _),
+                    FileType::RegularFile | FileType::Directory | FileType::Symlink
+                ),
+                Err(_) => true,
             }
-            Out::Process(mut r) => {
-                r.read_to_end(&mut data).map_err(read)?;
-            }
-            Out::Buffer(b) => data.extend_from_slice(b),
-        }
-        blob(&data).map(Some)
+        })
     }
 }
 

@@ -3,7 +3,7 @@
 //! symbolic link), listed once, and each tracked file in it is `lstat`ed relative to it,
 //! so the kernel resolves one path component per file instead of the worktree's whole
 //! path. The files listed that the index does not hold are the untracked candidates,
-//! matched against the ignore rules (gix's, per directory).
+//! matched against the ignore rules ([`ignore`]: gix's patterns, the files read here).
 //!
 //! Written here rather than taken from gix's status because gix's costs 2.5 times git's
 //! user CPU on a repository of 100,000 files (a path stack rebuilt per entry, a binary
@@ -20,9 +20,16 @@
 //! - a missing file, or one under a directory that is now a file or a symbolic link →
 //!   deleted;
 //! - untracked: a directory holding no tracked file is `dir/` when it holds an untracked
-//!   file that is not ignored (or is a repository of its own), ignored as `dir/` when it
-//!   holds only ignored files, and nothing when empty; `.git` is never looked into;
-//!   anything but a regular file, a symbolic link or a directory is passed over.
+//!   file that is not ignored (or is a repository of its own, as git judges one), ignored
+//!   as `dir/` when it holds only ignored files, and nothing when empty; `.git` is never
+//!   looked into; anything but a regular file, a symbolic link or a directory is passed
+//!   over.
+//!
+//! What cannot be read is an answer, not an error, as it is to git: a directory that cannot
+//! be opened or listed, a file that cannot be `lstat`ed or read, a rules file that cannot
+//! be read are reported unreadable (git warns) and left out of the comparison as git
+//! leaves them out — a file git would have to read and cannot is modified, as git says.
+//! The caller judges a worktree with anything unreadable as holding work.
 //!
 //! Conflicted, skip-worktree and assume-unchanged entries are not compared (git does not
 //! either). Submodules, a case-insensitive worktree and `core.symlinks=false` are left to
@@ -31,15 +38,18 @@
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use gix::index::entry::{Flags, Mode};
+use gix::index::entry::Flags;
 use rustix::fs::{AtFlags, FileType, OFlags};
 use rustix::io::Errno;
 
 use super::Error;
-use super::status::{Ask, Untracked, Update};
+use super::status::{Ask, Untracked};
 
 mod compare;
+mod filters;
+mod ignore;
 mod names;
+pub(super) mod refresh;
 mod untracked;
 
 use compare::absent;
@@ -55,8 +65,13 @@ pub(super) struct Found {
     pub untracked: Vec<String>,
     /// Ignored files and directories (ending in `/`), when asked for.
     pub ignored: Vec<String>,
-    /// Stat data to write back to the index.
-    pub updates: Vec<(usize, Update)>,
+    /// Stat data to write back to the index: entries found unchanged whose files were last
+    /// changed long enough ago ([`refresh::fresh_enough`]).
+    pub updates: Vec<(usize, gix::index::entry::Stat)>,
+    /// Paths that could not be read (directories ending in `/`) and why.
+    pub unreadable: Vec<(String, String)>,
+    /// What else git would warn about (a clean filter that failed).
+    pub warnings: Vec<String>,
 }
 
 impl Found {
@@ -65,6 +80,8 @@ impl Found {
         self.untracked.extend(other.untracked);
         self.ignored.extend(other.ignored);
         self.updates.extend(other.updates);
+        self.unreadable.extend(other.unreadable);
+        self.warnings.extend(other.warnings);
     }
 }
 
@@ -96,6 +113,9 @@ pub(super) fn scan(
         ctime: !minimal && cfg.boolean("core.trustctime") != Some(false),
         ids: !minimal,
         index_secs: index.timestamp().unix_seconds(),
+        started: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64),
     };
     let dirs = directories(index);
     let threads = match sync {
@@ -137,17 +157,24 @@ pub(super) fn scan(
     for r in results {
         found.extend(r.map_err(|e| fail(&e))?);
     }
+    // Each thread reads the global rules files: one report of each is enough.
+    found.unreadable.sort();
+    found.unreadable.dedup();
+    found.warnings.sort();
+    found.warnings.dedup();
     Ok(found)
 }
 
 /// What the stat comparison looks at (git's `core.fileMode`, `core.trustctime`,
-/// `core.checkStat`), and the index's time for the racy-file rule.
+/// `core.checkStat`), the index's time for the racy-file rule, and when the status began
+/// (what may be written back, [`refresh::fresh_enough`]).
 #[derive(Clone, Copy)]
 struct Rules {
     file_mode: bool,
     ctime: bool,
     ids: bool,
     index_secs: i64,
+    started: i64,
 }
 
 struct Shared<'a> {
@@ -169,13 +196,9 @@ struct Worker<'r> {
     repo: &'r gix::Repository,
     /// Open directories from the worktree down to the last one compared: (path, fd).
     open: Vec<(Vec<u8>, OwnedFd)>,
-    excludes: Option<gix::AttributeStack<'r>>,
-    filters: Option<gix::filter::Pipeline<'r>>,
+    ignores: Option<ignore::Ignores>,
+    filters: Option<filters::Filters>,
     found: Found,
-}
-
-fn errno_text(what: &str, path: &[u8], e: impl std::fmt::Display) -> String {
-    format!("{what} `{}`: {e}", String::from_utf8_lossy(path))
 }
 
 /// A missing path, or one under something that is not a directory (or is a symbolic link).
@@ -193,13 +216,27 @@ fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
     p
 }
 
+/// Opens the directory `name` in the directory open at `at`, never through a symbolic link.
+/// A directory that may be searched but not listed (mode 111) is still opened, for what is
+/// in it: listing it then fails, and says so.
 fn open_dir(at: BorrowedFd<'_>, name: &[u8]) -> Result<OwnedFd, Errno> {
-    rustix::fs::openat(
-        at,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    )
+    let flags = OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    match rustix::fs::openat(at, name, flags | OFlags::RDONLY, rustix::fs::Mode::empty()) {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        Err(Errno::ACCESS) => {
+            rustix::fs::openat(at, name, flags | OFlags::PATH, rustix::fs::Mode::empty())
+        }
+        r => r,
+    }
+}
+
+/// `path` as text, with a trailing `/` for a directory.
+fn text(path: &[u8], dir: bool) -> String {
+    let mut s = String::from_utf8_lossy(path).into_owned();
+    if dir {
+        s.push('/');
+    }
+    s
 }
 
 /// The kind of `name` in the directory open at `fd`, asking the file system when the
@@ -220,7 +257,7 @@ impl<'r> Worker<'r> {
             root,
             repo,
             open: Vec::new(),
-            excludes: None,
+            ignores: None,
             filters: None,
             found: Found::default(),
         }
@@ -252,42 +289,66 @@ impl<'r> Worker<'r> {
         }
     }
 
-    /// Whether `path` (a directory if `dir`) is ignored.
-    fn excluded(&mut self, path: &[u8], dir: bool) -> Result<bool, String> {
-        let stack = match &mut self.excludes {
-            Some(stack) => stack,
-            None => self.excludes.insert(
-                self.repo
-                    .excludes(
-                        self.shared.index,
-                        None,
-                        gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
-                    )
-                    .map_err(|e| e.to_string())?,
-            ),
-        };
-        let mode = if dir { Mode::DIR } else { Mode::FILE };
-        let platform = stack
-            .at_entry(gix::bstr::BStr::new(path), Some(mode))
-            .map_err(|e| e.to_string())?;
-        Ok(platform.is_excluded())
+    /// Makes `dir` (open at `fd`) the innermost directory of the ignore rules, entering the
+    /// directories above it that are not (their descriptors are in [`Worker::open`]).
+    fn rules_at(&mut self, dir: &[u8], fd: BorrowedFd<'_>) {
+        let Worker {
+            ignores,
+            repo,
+            shared,
+            found,
+            open,
+            root,
+            ..
+        } = self;
+        let ig = ignores
+            .get_or_insert_with(|| ignore::Ignores::new(repo, shared.index, &mut found.unreadable));
+        ig.leave_to(dir);
+        if ig.at(dir) {
+            return;
+        }
+        loop {
+            let next = match ig.innermost() {
+                None => &dir[..0],
+                Some(above) => {
+                    let start = if above.is_empty() { 0 } else { above.len() + 1 };
+                    let end = dir[start..]
+                        .iter()
+                        .position(|b| *b == b'/')
+                        .map_or(dir.len(), |n| start + n);
+                    &dir[..end]
+                }
+            };
+            let at = if next == dir {
+                Some(fd)
+            } else if next.is_empty() {
+                Some(*root)
+            } else {
+                open.iter()
+                    .find(|(p, _)| p.as_slice() == next)
+                    .map(|(_, fd)| fd.as_fd())
+            };
+            ig.enter(repo, next, at, &mut found.unreadable);
+            if next == dir {
+                return;
+            }
+        }
     }
 
-    /// Whether `dir` or a directory above it is ignored: everything in it is then ignored
-    /// too, tracked directory or not (git cannot re-include a file there).
-    fn under_ignored(&mut self, dir: &[u8]) -> Result<bool, String> {
-        let mut end = 0;
-        while end < dir.len() {
-            end = dir[end..]
-                .iter()
-                .position(|b| *b == b'/')
-                .map_or(dir.len(), |n| end + n);
-            if self.excluded(&dir[..end], true)? {
-                return Ok(true);
-            }
-            end += 1;
-        }
-        Ok(false)
+    /// Whether `name`, in the directory `dir` open at `fd` (a directory itself if
+    /// `is_dir`), is ignored.
+    fn excluded(&mut self, dir: &[u8], fd: BorrowedFd<'_>, path: &[u8], is_dir: bool) -> bool {
+        self.rules_at(dir, fd);
+        self.ignores
+            .as_ref()
+            .is_some_and(|ig| ig.excluded(path, is_dir))
+    }
+
+    /// Records `path` (a directory if `dir`) as unreadable.
+    fn unreadable(&mut self, path: &[u8], dir: bool, why: impl std::fmt::Display) {
+        self.found
+            .unreadable
+            .push((text(path, dir), why.to_string()));
     }
 
     fn dir(&mut self, dir: &Dir) -> Result<(), String> {
@@ -307,7 +368,11 @@ impl<'r> Worker<'r> {
                 }
                 return Ok(());
             }
-            Err(e) => return Err(errno_text("cannot open", &dir.path, e)),
+            Err(e) => {
+                // git cannot `lstat` what is in it either: it warns, and reports nothing.
+                self.unreadable(&dir.path, true, e);
+                return Ok(());
+            }
         }
         // Held here while the directory is compared, and put back for its subdirectories.
         let current = if dir.path.is_empty() {
@@ -327,7 +392,15 @@ impl<'r> Worker<'r> {
         let index = self.shared.index;
         let entries = index.entries();
         let listing = if walk {
-            Some(Listing::read(fd, &dir.path)?)
+            match Listing::read(fd) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    // Its tracked files are still compared, one `lstat` each, as git does;
+                    // what else it holds is unknown.
+                    self.unreadable(&dir.path, true, e);
+                    None
+                }
+            }
         } else {
             None
         };
@@ -369,7 +442,10 @@ impl<'r> Worker<'r> {
                 match rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW) {
                     Ok(st) => Some(st),
                     Err(e) if is_gone(e) => None,
-                    Err(e) => return Err(errno_text("cannot stat", path, e)),
+                    Err(e) => {
+                        self.unreadable(path, false, e);
+                        continue;
+                    }
                 }
             } else {
                 None
@@ -385,7 +461,6 @@ impl<'r> Worker<'r> {
         let Some(listing) = listing else {
             return Ok(());
         };
-        let mut under_ignored = None;
         let tracked_name = |t: &Tracked| &entries[t.entry].path(index)[t.start..t.end];
         let mut at = 0;
         for n in &listing.names {
@@ -411,6 +486,17 @@ impl<'r> Worker<'r> {
             if tracked {
                 continue;
             }
+            // Asked for every untracked file, a repository where the index holds a file is
+            // not looked into, nor shown (git reports the file changed in kind, or deleted).
+            if is_dir
+                && dir.names[at..]
+                    .iter()
+                    .take_while(|t| t.key == n.key && tracked_name(t) == name)
+                    .any(|t| !t.dir)
+                && open_dir(fd, name).is_ok_and(|sub| self.is_nested_repository(sub.as_fd()))
+            {
+                continue;
+            }
             if !matches!(
                 kind,
                 Some(FileType::RegularFile | FileType::Symlink | FileType::Directory)
@@ -418,15 +504,7 @@ impl<'r> Worker<'r> {
                 continue;
             }
             let path = join(&dir.path, name);
-            let ignored = match under_ignored {
-                Some(true) => true,
-                Some(false) => self.excluded(&path, is_dir)?,
-                None => {
-                    let above = self.under_ignored(&dir.path)?;
-                    under_ignored = Some(above);
-                    above || self.excluded(&path, is_dir)?
-                }
-            };
+            let ignored = self.excluded(&dir.path, fd, &path, is_dir);
             self.untracked(fd, name, path, is_dir, ignored)?;
         }
         Ok(())

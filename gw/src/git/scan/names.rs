@@ -5,7 +5,7 @@ use std::os::fd::BorrowedFd;
 
 use rustix::fs::{Dir as DirReader, FileType};
 
-use super::errno_text;
+use rustix::io::Errno;
 
 /// A directory the index holds files in (or under).
 pub(super) struct Dir {
@@ -133,20 +133,23 @@ pub(super) struct Listed {
 }
 
 impl Listing {
-    /// Lists the directory `path`, open at `fd`.
-    pub(super) fn read(fd: BorrowedFd<'_>, path: &[u8]) -> Result<Listing, String> {
+    /// Lists the directory open at `fd`.
+    pub(super) fn read(fd: BorrowedFd<'_>) -> Result<Listing, Errno> {
+        // A descriptor opened only to reach what is inside (the directory could not be
+        // opened for reading) cannot be listed: that is the permission it lacked.
+        let denied = |e: Errno| if e == Errno::BADF { Errno::ACCESS } else { e };
         // A duplicate, which the reader owns and closes (`read_from` would open the
         // directory once more).
         let mut reader = rustix::io::dup(fd)
             .and_then(DirReader::new)
-            .map_err(|e| errno_text("cannot list", path, e))?;
+            .map_err(denied)?;
         let mut l = Listing {
             bytes: Vec::new(),
             names: Vec::new(),
             git: false,
         };
         while let Some(entry) = reader.read() {
-            let entry = entry.map_err(|e| errno_text("cannot list", path, e))?;
+            let entry = entry.map_err(denied)?;
             let name = entry.file_name().to_bytes();
             match name {
                 b"." | b".." => {}

@@ -11,6 +11,7 @@ fn write(dir: &Path, rel: &str, text: &str) {
     crate::fsx::write_atomic(&p, text.as_bytes()).unwrap();
 }
 
+#[cfg(target_os = "linux")]
 fn fifo(path: &Path) {
     rustix::fs::mknodat(
         rustix::fs::CWD,
@@ -20,6 +21,18 @@ fn fifo(path: &Path) {
         0,
     )
     .unwrap();
+}
+
+/// rustix has no `mknodat` or `mkfifoat` for Apple's systems: POSIX's `mkfifo` utility
+/// makes it there.
+#[cfg(not(target_os = "linux"))]
+fn fifo(path: &Path) {
+    crate::proc::Cmd::new("mkfifo", path.parent().unwrap())
+        .arg("-m")
+        .arg("644")
+        .arg(path)
+        .check()
+        .unwrap();
 }
 
 /// A new repository in a temporary directory, and its path.
@@ -211,12 +224,12 @@ fn a_racily_clean_file_found_unchanged_is_written_back_no_longer_racy() {
     write(&dir, "f.txt", "f\n");
     git(&dir, &["add", "f.txt"]);
     git(&dir, &["commit", "-q", "-m", "one"]);
-    // The index as old as the file: the file is racy, read at every status.
+    // The file last changed an hour ago (long enough for its stat data to be written back),
+    // and the index as old as the file: the file is racy, read at every status.
+    let file_time = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    crate::ops::testutil::set_modified(&dir.join("f.txt"), file_time);
+    git(&dir, &["update-index", "-q", "--refresh"]);
     let index = dir.join(".git/index");
-    let file_time = std::fs::metadata(dir.join("f.txt"))
-        .unwrap()
-        .modified()
-        .unwrap();
     crate::ops::testutil::set_modified(&index, file_time);
     assert_eq!(gw_status(&dir), Vec::<String>::new());
     let after = std::fs::metadata(&index).unwrap().modified().unwrap();

@@ -4,10 +4,11 @@
 
 use std::os::fd::{AsFd, BorrowedFd};
 
-use rustix::fs::{AtFlags, FileType};
+use rustix::fs::{AtFlags, FileType, OFlags};
+use rustix::io::Errno;
 
 use super::names::Listing;
-use super::{Worker, errno_text, is_gone, join, kind_of, open_dir};
+use super::{Worker, is_gone, join, kind_of, open_dir, text};
 use crate::git::status::Untracked;
 
 /// What an untracked directory holds.
@@ -30,15 +31,12 @@ impl Worker<'_> {
         ignored: bool,
     ) -> Result<(), String> {
         let ask = self.shared.ask;
-        let text = |p: &[u8], dir: bool| {
-            let mut s = String::from_utf8_lossy(p).into_owned();
-            if dir {
-                s.push('/');
-            }
-            s
-        };
         if ignored {
-            if ask.ignored {
+            // git lists an ignored directory only when it holds a file (it looks, and one
+            // it cannot open it leaves out).
+            if ask.ignored
+                && (!is_dir || open_dir(at, name).is_ok_and(|fd| self.holds_a_file(fd.as_fd())))
+            {
                 self.found.ignored.push(text(&path, is_dir));
             }
             return Ok(());
@@ -52,7 +50,10 @@ impl Worker<'_> {
         let fd = match open_dir(at, name) {
             Ok(fd) => fd,
             Err(e) if is_gone(e) => return Ok(()),
-            Err(e) => return Err(errno_text("cannot open", &path, e)),
+            Err(e) => {
+                self.unreadable(&path, true, e);
+                return Ok(());
+            }
         };
         match self.inside(fd.as_fd(), &path)? {
             Inside::Nothing => {}
@@ -78,8 +79,15 @@ impl Worker<'_> {
     fn inside(&mut self, fd: BorrowedFd<'_>, path: &[u8]) -> Result<Inside, String> {
         let ask = self.shared.ask;
         let every = ask.untracked == Untracked::All;
-        let listing = Listing::read(fd, path)?;
-        if listing.git && is_repository(fd) {
+        let listing = match Listing::read(fd) {
+            Ok(l) => l,
+            Err(e) => {
+                // git warns that it could not open it, and shows nothing of it.
+                self.unreadable(path, true, e);
+                return Ok(Inside::Nothing);
+            }
+        };
+        if listing.git && self.is_nested_repository(fd) {
             // A repository of its own: git shows it as an untracked directory, unread.
             if every {
                 self.found
@@ -102,7 +110,7 @@ impl Worker<'_> {
             }
             let child = join(path, name);
             let text = String::from_utf8_lossy(&child).into_owned();
-            if self.excluded(&child, is_dir)? {
+            if self.excluded(path, fd, &child, is_dir) {
                 ignored.push(if is_dir { text + "/" } else { text });
                 continue;
             }
@@ -119,7 +127,10 @@ impl Worker<'_> {
             let sub = match open_dir(fd, name) {
                 Ok(sub) => sub,
                 Err(e) if is_gone(e) => continue,
-                Err(e) => return Err(errno_text("cannot open", &child, e)),
+                Err(e) => {
+                    self.unreadable(&child, true, e);
+                    continue;
+                }
             };
             match self.inside(sub.as_fd(), &child)? {
                 Inside::Nothing => {}
@@ -143,14 +154,171 @@ impl Worker<'_> {
     }
 }
 
-/// Whether the `.git` in the directory open at `fd` makes it a repository: a file (a
-/// worktree's or a submodule's link) or a directory with a `HEAD`.
-fn is_repository(fd: BorrowedFd<'_>) -> bool {
-    match rustix::fs::statat(fd, ".git", AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(st) if FileType::from_raw_mode(st.st_mode as _) == FileType::Directory => {
-            rustix::fs::statat(fd, ".git/HEAD", AtFlags::SYMLINK_NOFOLLOW).is_ok()
+impl Worker<'_> {
+    /// Whether the directory open at `fd` is a repository other than this one
+    /// ([`is_repository`]): git does not count a `.git` that is, links resolved, this
+    /// repository's own git directory (`treat_directory`'s `real_pathdup` comparison); the
+    /// directory is looked into then like any other.
+    pub(super) fn is_nested_repository(&self, fd: BorrowedFd<'_>) -> bool {
+        if !is_repository(fd) {
+            return false;
         }
-        Ok(_) => true,
-        Err(_) => false,
+        let same = |a: &rustix::fs::Stat, b: &rustix::fs::Stat| {
+            a.st_dev == b.st_dev && a.st_ino == b.st_ino
+        };
+        match (
+            rustix::fs::statat(fd, ".git", AtFlags::empty()),
+            rustix::fs::stat(self.repo.git_dir()),
+        ) {
+            (Ok(theirs), Ok(ours)) => !same(&theirs, &ours),
+            _ => true,
+        }
     }
+
+    /// Whether the directory open at `fd`, or one below it, holds a file, a symbolic link
+    /// or a repository (what makes git list an ignored directory).
+    fn holds_a_file(&self, fd: BorrowedFd<'_>) -> bool {
+        let Ok(listing) = Listing::read(fd) else {
+            return false;
+        };
+        (listing.git && self.is_nested_repository(fd))
+            || listing.names.iter().any(|n| {
+                let name = listing.name(n);
+                match kind_of(fd, name, n.kind) {
+                    Some(FileType::RegularFile | FileType::Symlink) => true,
+                    Some(FileType::Directory) => {
+                        open_dir(fd, name).is_ok_and(|sub| self.holds_a_file(sub.as_fd()))
+                    }
+                    _ => false,
+                }
+            })
+    }
+}
+
+/// Whether the directory open at `fd` is a repository of its own, as git judges one
+/// (`is_nonbare_repository_dir`): its `.git` is a git directory, or a file naming one
+/// (`gitdir: …`). A `.git` that only looks like one — a `HEAD` alone, a link or a gitfile
+/// leading nowhere — does not make one: the directory is then looked into like any other
+/// (`.git` itself is never listed).
+pub(super) fn is_repository(fd: BorrowedFd<'_>) -> bool {
+    is_git_directory(fd, b".git") || gitfile_target(fd).is_some_and(|t| is_git_directory(fd, &t))
+}
+
+/// git's `is_git_directory`: `path` (relative to `at`, links followed) has a valid `HEAD`,
+/// and its common directory (itself, or what its `commondir` names) has `objects` and
+/// `refs` that may be searched.
+fn is_git_directory(at: BorrowedFd<'_>, path: &[u8]) -> bool {
+    let Ok(dir) = rustix::fs::openat(
+        at,
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    ) else {
+        return false;
+    };
+    if !valid_head(dir.as_fd()) {
+        return false;
+    }
+    let common = match read_small(dir.as_fd(), b"commondir") {
+        Some(text) => {
+            let named = trim_line_end(&text).to_vec();
+            match rustix::fs::openat(
+                dir.as_fd(),
+                named.as_slice(),
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            ) {
+                Ok(fd) => fd,
+                Err(_) => return false,
+            }
+        }
+        None => dir,
+    };
+    let searchable = |name: &str| {
+        rustix::fs::accessat(
+            common.as_fd(),
+            name,
+            rustix::fs::Access::EXEC_OK,
+            AtFlags::empty(),
+        )
+        .is_ok()
+    };
+    searchable("objects") && searchable("refs")
+}
+
+/// git's `validate_headref`: `HEAD` is a link into `refs/`, a symbolic ref (`ref: refs/…`)
+/// or an object id.
+fn valid_head(dir: BorrowedFd<'_>) -> bool {
+    match rustix::fs::statat(dir, "HEAD", AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) if FileType::from_raw_mode(st.st_mode as _) == FileType::Symlink => {
+            return rustix::fs::readlinkat(dir, "HEAD", Vec::new())
+                .is_ok_and(|t| t.as_bytes().starts_with(b"refs/"));
+        }
+        Ok(_) => {}
+        Err(_) => return false,
+    }
+    let Some(text) = read_small(dir, b"HEAD") else {
+        return false;
+    };
+    if let Some(rest) = text.strip_prefix(b"ref:") {
+        let name = rest.trim_ascii_start();
+        return name.starts_with(b"refs/");
+    }
+    let hex = text.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    hex == 40 || hex == 64
+}
+
+/// The git directory a `.git` file in the directory open at `fd` names (`gitdir: PATH`, a
+/// relative path being relative to that directory), when it is a regular file (links
+/// followed, as git's `stat` follows them).
+fn gitfile_target(fd: BorrowedFd<'_>) -> Option<Vec<u8>> {
+    let st = rustix::fs::statat(fd, ".git", AtFlags::empty()).ok()?;
+    if FileType::from_raw_mode(st.st_mode as _) != FileType::RegularFile {
+        return None;
+    }
+    let text = read_small(fd, b".git")?;
+    let path = trim_line_end(text.strip_prefix(b"gitdir: ")?);
+    (!path.is_empty()).then(|| path.to_vec())
+}
+
+/// `text` without the line ends git strips from a gitfile or `commondir`.
+fn trim_line_end(text: &[u8]) -> &[u8] {
+    let mut end = text.len();
+    while end > 0 && matches!(text[end - 1], b'\n' | b'\r') {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The first 4 KiB of the regular file `name` (relative to `at`, links followed), opened
+/// without blocking (a fifo is no such file).
+fn read_small(at: BorrowedFd<'_>, name: &[u8]) -> Option<Vec<u8>> {
+    let fd = rustix::fs::openat(
+        at,
+        name,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .ok()?;
+    let st = rustix::fs::fstat(&fd).ok()?;
+    if FileType::from_raw_mode(st.st_mode as _) != FileType::RegularFile {
+        return None;
+    }
+    let mut buf = vec![0; 4096];
+    let mut n = 0;
+    loop {
+        match rustix::io::read(&fd, &mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => {
+                n += k;
+                if n == buf.len() {
+                    break;
+                }
+            }
+            Err(Errno::INTR) => {}
+            Err(_) => return None,
+        }
+    }
+    buf.truncate(n);
+    Some(buf)
 }

@@ -2,17 +2,21 @@
 //!
 //! Files are handled in batches so that their flushes to disk can be made together: for a
 //! batch, every file is checked again (it must still have the digest it was scanned with)
-//! and the copies of those to edit are saved and flushed; then the batch's `intend`
-//! records are flushed; then the edited files are written beside the originals and
-//! flushed; and only then, file by file, is each renamed over its original (an edit) or
-//! moved into the backup (a removal). A stop request is honoured between two files.
+//! and the copies of those to edit are saved (private, with the original's owner and mode)
+//! and flushed; then the batch's `intend` records are flushed; then the edited files are
+//! written beside the originals and flushed; and only then, file by file, is each swapped
+//! with its original and what came out compared with what was read (an edit), or moved
+//! into the backup and what arrived compared (a removal): a file changed in between goes
+//! back, so no edit made meanwhile is lost. The database unit is examined again, by the
+//! check that decided it, right before it moves. A stop request is honoured between two
+//! files.
 
 use std::fs;
-use std::io::Write;
 use std::path::PathBuf;
 
 use super::cancel::Cancel;
-use super::files::{self, Meta, WriteError};
+use super::database;
+use super::files::{self, Meta, Swapped, WriteError, Writing};
 use super::manifest::{self, Entry, Log, Record};
 use super::model::{Action, Backup, Item, Kind, Plan, Reason, Status};
 use crate::error::Error;
@@ -49,7 +53,7 @@ pub fn apply(home: &GroveHome, plan: &mut Plan, cancel: &Cancel) -> Result<Appli
         });
     }
     let (id, dir) = manifest::new_backup_dir(home)?;
-    let log = match Log::create(&dir, &id) {
+    let log = match Log::create(&dir, &id, &plan.within) {
         Ok(l) => l,
         Err(e) => {
             let _ = fsx::remove_dir_all(&dir);
@@ -57,6 +61,7 @@ pub fn apply(home: &GroveHome, plan: &mut Plan, cancel: &Cancel) -> Result<Appli
         }
     };
     let mut run = Run {
+        home,
         id,
         dir,
         log,
@@ -155,7 +160,8 @@ fn batches(units: Vec<Vec<usize>>) -> Vec<Vec<Vec<usize>>> {
     out
 }
 
-struct Run {
+struct Run<'a> {
+    home: &'a GroveHome,
     id: String,
     dir: PathBuf,
     log: Log,
@@ -173,7 +179,7 @@ struct Ready {
     dropped: bool,
 }
 
-impl Run {
+impl Run<'_> {
     /// Handles one batch; `Ok(Some(signal))` when a stop request ended it early. An error
     /// means the manifest could not be written; nothing unrecorded was touched.
     fn batch(
@@ -235,7 +241,11 @@ impl Run {
             })
             .collect();
         let written = files::in_parallel(&jobs, |(_, tmp, bytes, meta)| {
-            files::write_new(tmp, &mut &bytes[..], *meta, true)
+            let how = Writing {
+                owner_required: true,
+                sync: true,
+            };
+            files::write_new(tmp, &mut &bytes[..], *meta, how)
         });
         let jobs: Vec<(usize, PathBuf)> = jobs.into_iter().map(|(u, t, _, _)| (u, t)).collect();
         for ((u, tmp), w) in jobs.into_iter().zip(written) {
@@ -322,25 +332,35 @@ impl Run {
             };
             self.next += 1;
             let n = self.next;
-            let backup = match item.kind {
-                Kind::McpJson => PathBuf::from("files").join(format!("{n:05}.mcp.json")),
-                Kind::Database => {
-                    PathBuf::from("database").join(item.path.file_name().unwrap_or_default())
-                }
-            };
+            let backup = manifest::copy_of(n, item.kind, &item.path);
             let saved = self.dir.join(&backup);
-            let made = fsx::create_dir_all(saved.parent().expect("a copy has a directory"))
+            let m = Meta::of(&meta);
+            // A copy is as private as its original: its owner (where that can be given)
+            // and its mode, in a directory only the user can enter.
+            let made = files::private_dir(saved.parent().expect("a copy has a directory"))
+                .map_err(WriteError::Io)
                 .and_then(|()| match &bytes {
-                    Some(b) => fs::File::create_new(&saved)
-                        .and_then(|mut f| f.write_all(b))
-                        .map_err(|e| fsx::Error::new("write", &saved, e)),
+                    Some(b) => {
+                        let how = Writing {
+                            owner_required: false,
+                            sync: false,
+                        };
+                        files::write_new(&saved, &mut &b[..], m, how).map(|_| ())
+                    }
                     None => Ok(()),
                 });
-            if let Err(e) = made {
-                fail_unit(items, unit, Reason::IoError, e.into());
-                return None;
+            match made {
+                Ok(()) => {}
+                Err(WriteError::Io(e)) => {
+                    fail_unit(items, unit, Reason::IoError, e.into());
+                    return None;
+                }
+                Err(WriteError::Owner(e)) => {
+                    let e = fsx::Error::new("chown", &saved, e);
+                    fail_unit(items, unit, Reason::IoError, e.into());
+                    return None;
+                }
             }
-            let m = Meta::of(&meta);
             entries.push(Entry {
                 n,
                 kind: item.kind,
@@ -349,7 +369,9 @@ impl Run {
                 file,
                 backup,
                 sha256_before: before,
-                sha256_after: item.edited.as_deref().map(fsx::sha256_hex),
+                sha256_after: (action == Action::RemoveEntry)
+                    .then(|| item.edited.as_deref().map(fsx::sha256_hex))
+                    .flatten(),
                 mode: m.mode,
                 uid: m.uid,
                 gid: m.gid,
@@ -366,84 +388,190 @@ impl Run {
 
     /// Makes a recorded change, if each file is still as checked.
     fn commit(&mut self, items: &mut [Item], r: &Ready, records: &mut Vec<Record>) {
-        let unchanged = r.entries.iter().all(|e| {
-            files::digest(&e.file).is_ok_and(|d| d.as_deref() == Some(e.sha256_before.as_str()))
-        });
-        if !unchanged {
-            if let Some(tmp) = &r.tmp {
-                files::remove_tmp(tmp);
-            }
-            records.extend(r.entries.iter().map(|e| Record::NotDone { n: e.n }));
-            for &i in &r.items {
-                items[i].set_skipped(
-                    Reason::ChangedSinceScan,
-                    Some("the file changed while gw-migrate ran; run again".to_string()),
-                );
-            }
-            return;
-        }
         if let Some(tmp) = &r.tmp {
             let e = &r.entries[0];
-            match fsx::rename(tmp, &e.file) {
-                Ok(()) => {
+            let after = e.sha256_after.as_deref().unwrap_or_default();
+            let swapped = files::swap_in(tmp, &e.file, &e.sha256_before, after);
+            match swapped {
+                Ok(Swapped::Done) => {
                     records.push(Record::Done { n: e.n });
                     items[r.items[0]].status = Status::Done;
                     self.changed += 1;
                 }
-                Err(err) => {
-                    files::remove_tmp(tmp);
+                Ok(Swapped::Changed) => {
                     records.push(Record::NotDone { n: e.n });
+                    changed(
+                        items,
+                        &r.items,
+                        "the file changed while gw-migrate ran; run again",
+                    );
+                }
+                Ok(Swapped::Kept(kept)) => {
+                    records.push(Record::NotDone { n: e.n });
+                    let why = format!(
+                        "the file changed while gw-migrate ran, twice: one version is in place and the other is kept at `{}`; compare them, keep the right one and run again",
+                        kept.display()
+                    );
+                    changed(items, &r.items, &why);
+                }
+                Err(err) => {
+                    // A version of the file that could not go back is kept beside it, and
+                    // the error says where; the temporary file is gw-migrate's own.
+                    files::remove_tmp(tmp);
+                    let done = files::digest(&e.file).is_ok_and(|d| d.as_deref() == Some(after));
+                    records.push(if done {
+                        Record::Done { n: e.n }
+                    } else {
+                        Record::NotDone { n: e.n }
+                    });
+                    if done {
+                        self.changed += 1;
+                    }
                     fail_unit(items, &r.items, Reason::IoError, err.into());
                 }
             }
             return;
         }
+        if r.entries[0].kind == Kind::Database
+            && let Err(b) = self.database_unchanged(&r.entries)
+        {
+            records.extend(r.entries.iter().map(|e| Record::NotDone { n: e.n }));
+            for &i in &r.items {
+                items[i].set_skipped(b.reason, Some(b.detail.clone()));
+                items[i].pids.clone_from(&b.pids);
+            }
+            return;
+        }
         // Moves: all of the unit or none of it.
         let mut moved: Vec<&Entry> = Vec::new();
+        let mut failure: Option<fsx::Error> = None;
         for e in &r.entries {
             match files::move_file(&e.file, &self.dir.join(&e.backup)) {
                 Ok(()) => moved.push(e),
                 Err(err) => {
-                    let mut undone = Vec::new();
-                    for m in moved.iter().rev() {
-                        if files::move_file(&self.dir.join(&m.backup), &m.file).is_ok() {
-                            records.push(Record::RolledBack { n: m.n });
-                            undone.push(m.n);
-                        } else {
-                            records.push(Record::Done { n: m.n });
-                            self.changed += 1;
-                        }
-                    }
-                    for rest in r
-                        .entries
-                        .iter()
-                        .filter(|x| !moved.iter().any(|m| m.n == x.n))
-                    {
-                        records.push(Record::NotDone { n: rest.n });
-                    }
-                    let err = Error::from(err);
-                    let detail = if undone.len() == moved.len() {
-                        format!("{}; the files that had moved were put back", err.message)
-                    } else {
-                        format!(
-                            "{}; some files that had moved could not be put back (`gw-migrate restore` can)",
-                            err.message
-                        )
-                    };
-                    for &i in &r.items {
-                        items[i].fail_with(Reason::IoError, detail.clone(), err.clone());
-                    }
-                    return;
+                    failure = Some(err);
+                    break;
                 }
             }
         }
-        for e in &r.entries {
-            records.push(Record::Done { n: e.n });
-            self.changed += 1;
+        // What arrived in the backup must be what was read: a file changed just before
+        // it moved goes back.
+        let differs = failure.is_none()
+            && moved.iter().any(|e| {
+                files::digest(&self.dir.join(&e.backup))
+                    .map_or(true, |d| d.as_deref() != Some(e.sha256_before.as_str()))
+            });
+        if failure.is_none() && !differs {
+            for e in &r.entries {
+                records.push(Record::Done { n: e.n });
+                self.changed += 1;
+            }
+            for &i in &r.items {
+                items[i].status = Status::Done;
+            }
+            return;
         }
-        for &i in &r.items {
-            items[i].status = Status::Done;
+        let mut stuck = Vec::new();
+        for m in moved.iter().rev() {
+            let back = self.dir.join(&m.backup);
+            if files::rename_new(&back, &m.file).unwrap_or(false) {
+                records.push(Record::RolledBack { n: m.n });
+            } else {
+                records.push(Record::Done { n: m.n });
+                self.changed += 1;
+                stuck.push(format!(
+                    "`{}` is in the backup as `{}`",
+                    m.file.display(),
+                    back.display()
+                ));
+            }
         }
+        for rest in r
+            .entries
+            .iter()
+            .filter(|x| !moved.iter().any(|m| m.n == x.n))
+        {
+            records.push(Record::NotDone { n: rest.n });
+        }
+        let put_back = if stuck.is_empty() {
+            if moved.is_empty() {
+                String::new()
+            } else {
+                "; the files that had moved were put back".to_string()
+            }
+        } else {
+            format!(
+                "; some files could not be put back because a new file took their place ({}; `gw-migrate restore` puts them back once the new ones are gone)",
+                stuck.join(", ")
+            )
+        };
+        match failure {
+            Some(err) => {
+                let err = Error::from(err);
+                let detail = format!("{}{put_back}", err.message);
+                for &i in &r.items {
+                    items[i].fail_with(Reason::IoError, detail.clone(), err.clone());
+                }
+            }
+            None => changed(
+                items,
+                &r.items,
+                &format!("the file changed while gw-migrate ran; run again{put_back}"),
+            ),
+        }
+    }
+
+    /// Whether the database unit is still what the scan decided, by the same check: the
+    /// same files (no new `-wal` or `-shm`), nobody holding them, the same bytes. A change
+    /// is `in_use` or `changed_since_scan`.
+    fn database_unchanged(&self, entries: &[Entry]) -> Result<(), database::Blocker> {
+        let now = database::examine(self.home);
+        let changed = |detail: String| database::Blocker {
+            at: None,
+            reason: Reason::ChangedSinceScan,
+            detail,
+            pids: Vec::new(),
+        };
+        let planned: Vec<&PathBuf> = entries.iter().map(|e| &e.file).collect();
+        let digests = match now.verdict {
+            Err(b) if b.reason == Reason::InUse => return Err(b),
+            Err(b) => {
+                return Err(changed(format!(
+                    "the database changed after it was scanned ({}); run again",
+                    b.detail
+                )));
+            }
+            Ok(d) => d,
+        };
+        if now.files.iter().collect::<Vec<_>>() != planned {
+            let names: Vec<String> = now
+                .files
+                .iter()
+                .filter_map(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .collect();
+            return Err(changed(format!(
+                "the database's files changed after they were scanned (now {}): it was opened meanwhile; run again",
+                names.join(", ")
+            )));
+        }
+        if entries
+            .iter()
+            .zip(&digests)
+            .any(|(e, d)| e.sha256_before != *d)
+        {
+            return Err(changed(
+                "the database was written after it was scanned; run again".to_string(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Left alone because it changed while gw-migrate ran.
+fn changed(items: &mut [Item], unit: &[usize], why: &str) {
+    for &i in unit {
+        items[i].set_skipped(Reason::ChangedSinceScan, Some(why.to_string()));
     }
 }
 

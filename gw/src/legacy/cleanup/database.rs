@@ -22,77 +22,124 @@ const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 const WAL_MAGIC: [[u8; 4]; 2] = [[0x37, 0x7f, 0x06, 0x82], [0x37, 0x7f, 0x06, 0x83]];
 const JOURNAL_MAGIC: [u8; 8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
 
-/// The database files present, as one unit: every one pending `move_database`, or every
-/// one skipped (with the reason of the file that holds the unit back).
-pub(super) fn plan(home: &GroveHome) -> Vec<Item> {
+/// The database unit as it is now: the files present and either each one's digest, or
+/// what holds the unit back. One check decides the unit at the scan ([`plan`]) and again
+/// when it is about to move (`apply`), so a file that appeared, a holder that opened it or
+/// a change since the scan is found at either moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Unit {
+    pub files: Vec<PathBuf>,
+    pub verdict: Result<Vec<String>, Blocker>,
+}
+
+/// What holds the database unit back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Blocker {
+    /// The file that does (`None`: all of them, such as a process holding them open).
+    pub at: Option<usize>,
+    pub reason: Reason,
+    pub detail: String,
+    pub pids: Vec<u32>,
+}
+
+/// Looks at the database files in the grove directory.
+pub(super) fn examine(home: &GroveHome) -> Unit {
     let present: Vec<(PathBuf, fs::Metadata)> = DATABASE_FILES
         .iter()
         .map(|n| home.root().join(n))
         .filter_map(|p| fs::symlink_metadata(&p).ok().map(|m| (p, m)))
         .collect();
-    if present.is_empty() {
-        return Vec::new();
-    }
+    let files: Vec<PathBuf> = present.iter().map(|(p, _)| p.clone()).collect();
     let main = home.messages_db();
-    let has_main = present.iter().any(|(p, _)| *p == main);
-    let mut items: Vec<Item> = present
-        .iter()
-        .map(|(p, _)| Item::new(p.clone(), Kind::Database))
-        .collect();
-    // The first file that holds the unit back decides for all.
-    let mut blocker: Option<(usize, Reason, String)> = None;
+    let has_main = files.contains(&main);
+    let blocked = |at: Option<usize>, reason, detail| Blocker {
+        at,
+        reason,
+        detail,
+        pids: Vec::new(),
+    };
     for (i, (path, meta)) in present.iter().enumerate() {
         if let Err((reason, detail)) = check(path, meta, *path == main, has_main) {
-            blocker = Some((i, reason, detail));
-            break;
+            return Unit {
+                files,
+                verdict: Err(blocked(Some(i), reason, detail)),
+            };
         }
     }
-    if blocker.is_none() {
-        let paths: Vec<&Path> = present.iter().map(|(p, _)| p.as_path()).collect();
-        if let Some(held) = holders(&paths) {
-            let detail = held.describe();
-            for item in &mut items {
-                item.pids.clone_from(&held.pids);
+    if files.is_empty() {
+        return Unit {
+            files,
+            verdict: Ok(Vec::new()),
+        };
+    }
+    let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    if let Some(held) = holders(&paths) {
+        let mut b = blocked(None, Reason::InUse, held.describe());
+        b.pids = held.pids;
+        return Unit {
+            files,
+            verdict: Err(b),
+        };
+    }
+    let mut digests = Vec::new();
+    for (i, p) in files.iter().enumerate() {
+        match fsx::sha256_file(p) {
+            Ok(h) => digests.push(h),
+            Err(e) => {
+                return Unit {
+                    files,
+                    verdict: Err(blocked(Some(i), Reason::Unreadable, e.to_string())),
+                };
             }
-            blocker = Some((usize::MAX, Reason::InUse, detail));
         }
     }
-    if blocker.is_none() {
-        for (i, item) in items.iter_mut().enumerate() {
-            match fsx::sha256_file(&item.path) {
-                Ok(h) => item.sha256 = Some(h),
-                Err(e) => {
-                    blocker = Some((i, Reason::Unreadable, e.to_string()));
-                    break;
-                }
+    Unit {
+        files,
+        verdict: Ok(digests),
+    }
+}
+
+/// The database files present, as one unit: every one pending `move_database`, or every
+/// one skipped (with the reason of the file that holds the unit back).
+pub(super) fn plan(home: &GroveHome) -> Vec<Item> {
+    let unit = examine(home);
+    let mut items: Vec<Item> = unit
+        .files
+        .iter()
+        .map(|p| Item::new(p.clone(), Kind::Database))
+        .collect();
+    let b = match unit.verdict {
+        Ok(digests) => {
+            for (item, d) in items.iter_mut().zip(digests) {
+                item.sha256 = Some(d);
+                item.action = Some(Action::MoveDatabase);
             }
+            return items;
         }
-    }
-    let Some((at, reason, detail)) = blocker else {
-        for item in &mut items {
-            item.action = Some(Action::MoveDatabase);
-        }
-        return items;
+        Err(b) => b,
     };
     let name = |i: usize| {
-        present
+        unit.files
             .get(i)
-            .and_then(|(p, _)| p.file_name())
+            .and_then(|p| p.file_name())
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default()
     };
     items
         .into_iter()
         .enumerate()
-        .map(|(i, item)| {
-            if i == at || at == usize::MAX {
-                item.skip(reason, Some(detail.clone()))
-            } else {
-                let why = format!(
-                    "the database files move only together, and {} is left: {detail}",
-                    name(at)
-                );
-                item.skip(reason, Some(why))
+        .map(|(i, mut item)| {
+            item.pids.clone_from(&b.pids);
+            match b.at {
+                Some(at) if at != i => {
+                    let why = format!(
+                        "the database files move only together, and {} is left: {}",
+                        name(at),
+                        b.detail
+                    );
+                    item.skip(b.reason, Some(why))
+                }
+                _ => item.skip(b.reason, Some(b.detail.clone())),
             }
         })
         .collect()

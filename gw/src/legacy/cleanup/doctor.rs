@@ -1,11 +1,16 @@
 //! The `gw doctor` side: every finding is an item of the same [`scan`] over the same
 //! [`Scope::install`] that `gw-migrate` runs, so the two report the same files with the
-//! same verdicts; `gw doctor --fix` is `gw-migrate --apply` over that scope.
+//! same verdicts; `gw doctor --fix` is `gw-migrate --apply` over that scope. And one
+//! verdict per directory: a directory holding a leftover, or one a backup not yet restored
+//! puts files back into, is gw-migrate's to decide, and doctor's own repairs (removing a
+//! stray directory or an unrecorded worktree) leave it alone ([`Leftovers::claim`]), so
+//! `gw-migrate restore` can always undo what `gw doctor --fix` moved.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::manifest::{self, Standing, State as EntryState};
 use super::model::{Action, Backup, Item, Kind, Reason, Status};
 use super::scan::{Scope, scan};
 use super::{Cancel, Options, migrate};
@@ -36,11 +41,88 @@ pub fn doctor_findings(
     config: Option<&Config>,
     state: Option<&State>,
 ) -> Vec<Finding> {
-    scan(home, &Scope::install(home, config, state))
-        .items
-        .iter()
-        .filter_map(finding)
-        .collect()
+    Leftovers::of(home, config, state).findings
+}
+
+/// gw-migrate's view of the install, as `gw doctor` takes it: what it finds, and the
+/// directories it has a claim on.
+#[derive(Debug, Clone, Default)]
+pub struct Leftovers {
+    pub findings: Vec<Finding>,
+    /// A directory (with symlinks resolved) and why it must stay.
+    claims: Vec<(PathBuf, String)>,
+}
+
+impl Leftovers {
+    /// Scans the install ([`doctor_findings`]) and reads the backups not yet restored.
+    pub fn of(home: &GroveHome, config: Option<&Config>, state: Option<&State>) -> Leftovers {
+        let plan = scan(home, &Scope::install(home, config, state));
+        let mut claims = Vec::new();
+        for item in &plan.items {
+            if item.kind != Kind::McpJson || item.reason == Some(Reason::ForeignEntry) {
+                continue;
+            }
+            let why = if item.status == Status::Pending {
+                format!(
+                    "it holds `{}`, which gw-migrate cleans with a backup ({}); `gw doctor --fix` does that and leaves the directory",
+                    item.path.display(),
+                    item.verdict()
+                )
+            } else {
+                format!(
+                    "it holds `{}`, a leftover left for you to look at ({})",
+                    item.path.display(),
+                    item.verdict()
+                )
+            };
+            let names = std::iter::once(&item.path)
+                .chain(item.target.iter())
+                .chain(&item.links);
+            claims.extend(names.map(|p| (dir_of(p), why.clone())));
+        }
+        for listed in manifest::list(home) {
+            if listed.standing == Ok(Standing::Restored) {
+                continue;
+            }
+            let Ok(m) = listed.manifest(home) else {
+                continue;
+            };
+            let moved = m.entries.iter().filter(|l| {
+                l.entry.kind == Kind::McpJson
+                    && matches!(l.state, EntryState::Done | EntryState::Intended)
+            });
+            for l in moved {
+                let why = format!(
+                    "`gw-migrate restore {}` puts `{}` back into it",
+                    m.id,
+                    l.entry.path.display()
+                );
+                claims.push((dir_of(&l.entry.file), why.clone()));
+                claims.push((dir_of(&l.entry.path), why));
+            }
+        }
+        Leftovers {
+            findings: plan.items.iter().filter_map(finding).collect(),
+            claims,
+        }
+    }
+
+    /// Why `dir` (a stray directory or an unrecorded worktree `gw doctor --fix` might
+    /// remove) must stay, if it must: it holds a leftover, or a backup not yet restored
+    /// puts a file back into it.
+    pub fn claim(&self, dir: &Path) -> Option<&str> {
+        let dir = crate::fsx::canonical_lenient(dir)?;
+        self.claims
+            .iter()
+            .find(|(p, _)| p.starts_with(&dir))
+            .map(|(_, why)| why.as_str())
+    }
+}
+
+/// The directory holding `path`, with symlinks resolved where it exists.
+fn dir_of(path: &Path) -> PathBuf {
+    let parent = path.parent().unwrap_or(path);
+    crate::fsx::canonical_lenient(parent).unwrap_or_else(|| parent.to_path_buf())
 }
 
 /// How `gw doctor` words an item of gw-migrate's.

@@ -11,8 +11,9 @@
 //!   killed, before the next run or restore.
 //! - [`restore`] (`restore.rs`) copies back what a run changed, checking every digest, and
 //!   keeps the backup.
-//! - `gw doctor` uses [`doctor_findings`] and [`fix`] (`doctor.rs`): the same scan over the
-//!   same scope, and the same apply.
+//! - `gw doctor` uses [`Leftovers`] and [`fix`] (`doctor.rs`): the same scan over the
+//!   same scope, and the same apply; and its own repairs leave alone the directories
+//!   gw-migrate has a claim on ([`Leftovers::claim`]).
 //!
 //! [`migrate`] is the whole of `gw-migrate`'s scan-and-apply, which `gw doctor --fix`
 //! runs too. `--apply`, `restore` and `gw doctor --fix` hold one lock while they work.
@@ -36,7 +37,7 @@ use std::path::PathBuf;
 pub use apply::{Applied, apply};
 pub use cancel::Cancel;
 pub use database::DATABASE_FILES;
-pub use doctor::{Finding, Fixed, doctor_findings, finding, fix};
+pub use doctor::{Finding, Fixed, Leftovers, doctor_findings, finding, fix};
 pub use manifest::{
     Entry, Listed, MANIFEST, Manifest, Standing, State as EntryState, list as backups,
 };

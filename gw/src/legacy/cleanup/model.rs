@@ -261,6 +261,11 @@ pub struct Plan {
     /// The directories walked (the workspace directory and extra roots).
     #[serde(serialize_with = "paths::lossy_vec")]
     pub roots: Vec<PathBuf>,
+    /// Every directory whose `.mcp.json` files the scan may change (roots, tracked
+    /// workspaces and worktrees), as given and resolved: an applied run records them, and
+    /// its restore writes nowhere else.
+    #[serde(skip)]
+    pub within: Vec<PathBuf>,
     /// Tracked workspaces checked.
     pub workspaces: usize,
     /// `.mcp.json` files read.

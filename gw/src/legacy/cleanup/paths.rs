@@ -76,6 +76,25 @@ pub mod exact {
     fn from_bytes(bytes: Vec<u8>) -> Option<PathBuf> {
         String::from_utf8(bytes).ok().map(PathBuf::from)
     }
+
+    /// A list of paths, each as [`exact`](self) stores one.
+    pub mod list {
+        use super::*;
+
+        #[derive(Serialize, Deserialize)]
+        struct One(#[serde(with = "super")] PathBuf);
+
+        pub fn serialize<S: Serializer>(paths: &[PathBuf], s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(paths.iter().map(|p| One(p.clone())))
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<PathBuf>, D::Error> {
+            Ok(Vec::<One>::deserialize(d)?
+                .into_iter()
+                .map(|o| o.0)
+                .collect())
+        }
+    }
 }
 
 #[cfg(all(test, unix))]

@@ -3,10 +3,13 @@
 //! the lock, so no run it looks at is still going.
 //!
 //! For each file a run intended to change and did not mark, the file's digest tells
-//! whether the change happened; the temporary file it may have left is removed. A unit that
-//! moved only in part (some database files in the backup, some not) is moved back, so the
-//! database is whole again in one place. A run that in the end changed nothing leaves no
-//! backup.
+//! whether the change happened. The temporary file it may have left is removed when it
+//! holds what gw-migrate wrote or what the backup keeps; one holding a version of the file
+//! written while the two were swapped goes back in place (or is kept beside it), never
+//! removed ([`files::settle`]). A file that was moved into the backup but is not what was
+//! read goes back. A unit that moved only in part (some database files in the backup, some
+//! not) is moved back, so the database is whole again in one place. A run that in the end
+//! changed nothing leaves no backup.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -61,9 +64,22 @@ pub(super) fn recover(home: &GroveHome) -> Vec<String> {
         }
         if m.restoring {
             for e in &m.entries {
-                files::remove_tmp(&files::tmp_for(&e.entry.file, &m.id, e.entry.n, true));
+                let e = &e.entry;
+                let tmp = files::tmp_for(&e.file, &m.id, e.n, true);
+                // A removed file goes back by a rename, never an exchange: its temporary
+                // file only ever holds the copy.
+                let Some(after) = e.sha256_after.as_deref() else {
+                    files::remove_tmp(&tmp);
+                    continue;
+                };
+                let before = e.sha256_before.as_str();
+                let settled =
+                    files::settle(&tmp, &e.file, &[before, after], Some(before), Some(after));
+                if let files::Settled::Kept(kept) = settled {
+                    notes.push(kept_note(&e.file, &kept));
+                }
             }
-            let ended = Log::reopen(&l.dir).and_then(|mut log| {
+            let ended = Log::reopen(&l.dir, &m).and_then(|mut log| {
                 log.write(
                     &[Record::RestoreEnded {
                         at: crate::time::now_utc(),
@@ -83,24 +99,41 @@ pub(super) fn recover(home: &GroveHome) -> Vec<String> {
 fn finish_run(dir: &Path, m: &Manifest) -> Result<Option<String>, fsx::Error> {
     let mut states: Vec<State> = m.entries.iter().map(|l| l.state).collect();
     let mut records = Vec::new();
+    let mut notes = Vec::new();
     for (k, l) in m.entries.iter().enumerate() {
         if l.state != State::Intended {
             continue;
         }
         let e = &l.entry;
-        files::remove_tmp(&files::tmp_for(&e.file, &m.id, e.n, false));
+        let tmp = files::tmp_for(&e.file, &m.id, e.n, false);
+        let after = e.sha256_after.as_deref();
+        let derivable = [e.sha256_before.as_str(), after.unwrap_or_default()];
+        let settled = files::settle(&tmp, &e.file, &derivable, after, Some(&e.sha256_before));
+        if let files::Settled::Kept(kept) = &settled {
+            notes.push(kept_note(&e.file, kept));
+        }
         let Ok(now) = files::digest(&e.file) else {
             continue;
         };
         let before = Some(e.sha256_before.as_str());
         let outcome = match (e.action, now.as_deref()) {
             (_, d) if d == before => Some(State::NotDone),
+            // An edit made while the file was swapped out is back in place of gw-migrate's.
+            _ if settled == files::Settled::PutBack => Some(State::NotDone),
             (Action::RemoveEntry, d) if d.is_some() && d == e.sha256_after.as_deref() => {
                 Some(State::Done)
             }
             (Action::DeleteFile | Action::MoveDatabase, None) => {
-                let copy = files::digest(&dir.join(&e.backup)).ok().flatten();
-                (copy.as_deref() == before).then_some(State::Done)
+                let saved = dir.join(&e.backup);
+                match files::digest(&saved).ok().flatten() {
+                    Some(copy) if Some(copy.as_str()) == before => Some(State::Done),
+                    // Changed just before it moved, and the run was killed before it could
+                    // compare: it goes back.
+                    Some(_) if files::rename_new(&saved, &e.file).unwrap_or(false) => {
+                        Some(State::RolledBack)
+                    }
+                    _ => None,
+                }
             }
             _ => None,
         };
@@ -110,7 +143,6 @@ fn finish_run(dir: &Path, m: &Manifest) -> Result<Option<String>, fsx::Error> {
         }
     }
     // A unit moved in part goes back whole.
-    let mut notes = Vec::new();
     let units: BTreeSet<usize> = m.entries.iter().filter_map(|l| l.entry.unit).collect();
     for u in units {
         let members: Vec<usize> = (0..m.entries.len())
@@ -142,14 +174,14 @@ fn finish_run(dir: &Path, m: &Manifest) -> Result<Option<String>, fsx::Error> {
         cancelled: false,
         interrupted: true,
     });
-    Log::reopen(dir)?.write(&records, true)?;
+    Log::reopen(dir, m)?.write(&records, true)?;
     let changed = states
         .iter()
         .filter(|s| !matches!(s, State::NotDone | State::RolledBack))
         .count();
     if changed == 0 {
         fsx::remove_dir_all(dir)?;
-        return Ok(None);
+        return Ok((!notes.is_empty()).then(|| notes.join("; ")));
     }
     notes.insert(
         0,
@@ -171,4 +203,12 @@ fn record(s: State, n: usize) -> Record {
         State::RolledBack => Record::RolledBack { n },
         State::Intended => unreachable!("an outcome is recorded"),
     }
+}
+
+fn kept_note(file: &Path, kept: &Path) -> String {
+    format!(
+        "`{}` changed while gw-migrate swapped it; that version is kept at `{}`: compare the two and keep the right one",
+        file.display(),
+        kept.display()
+    )
 }

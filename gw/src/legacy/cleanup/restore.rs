@@ -1,6 +1,8 @@
 //! `gw-migrate restore`: puts back what a run changed, from copies it keeps.
 //!
-//! Every file is looked at as it is now: one still as the run found it needs nothing; one
+//! The manifest is read whole and checked first ([`manifest::read`]: its digests, every
+//! path it names, every mode); anything wrong there is `CORRUPT_STATE` before a byte is
+//! written. Then every file is looked at as it is now: one still as the run found it needs nothing; one
 //! exactly as the run left it is put back from its copy (whose digest is checked as it is
 //! copied); anything else is a conflict, left alone and reported, and so is a file whose
 //! directory no longer exists (nothing is recreated). The database files go back as one
@@ -13,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::cancel::Cancel;
-use super::files::{self, Meta};
+use super::files::{self, Meta, Swapped};
 use super::manifest::{self, Entry, Listed, Log, Logged, Record, Standing, State};
 use super::model::{Action, Kind};
 use super::paths;
@@ -103,6 +105,13 @@ pub fn restore(
         .manifest(home)
         .map_err(|why| corrupt(&all, listed, &why))?;
     let dir = listed.dir.clone();
+    for sub in ["files", "database"] {
+        let p = dir.join(sub);
+        if fs::symlink_metadata(&p).is_ok_and(|m| !m.is_dir()) {
+            let why = format!("`{}` is not a directory of the backup", p.display());
+            return Err(corrupt(&all, listed, &why));
+        }
+    }
     let mut report = RestoreReport {
         id: listed.id.clone(),
         backup: dir.clone(),
@@ -110,7 +119,7 @@ pub fn restore(
         failure: None,
         warnings,
     };
-    let mut log = Log::reopen(&dir)?;
+    let mut log = Log::reopen(&dir, m)?;
     log.write(
         &[Record::Restoring {
             at: crate::time::now_utc(),
@@ -120,7 +129,10 @@ pub fn restore(
 
     // Decide every file first; a unit goes back whole or not at all.
     let entries: Vec<&Logged> = m.entries.iter().rev().collect();
-    let mut verdicts: Vec<Verdict> = entries.iter().map(|l| check(&dir, l)).collect();
+    let mut verdicts: Vec<Verdict> = entries
+        .iter()
+        .map(|l| check(home, &dir, &m.roots, l))
+        .collect();
     for (k, l) in entries.iter().enumerate() {
         let Some(u) = l.entry.unit else { continue };
         let blocked = entries.iter().zip(&verdicts).find(|(o, v)| {
@@ -318,15 +330,14 @@ enum Verdict {
     Put,
 }
 
-fn check(dir: &Path, l: &Logged) -> Verdict {
+fn check(home: &GroveHome, dir: &Path, roots: &[PathBuf], l: &Logged) -> Verdict {
     let e = &l.entry;
     if matches!(l.state, State::NotDone | State::RolledBack) {
         return Verdict::Final(RestoreStatus::NotChanged, None);
     }
     let conflict = |why: String| Verdict::Final(RestoreStatus::Conflict, Some(why));
-    if let Some(parent) = e.file.parent()
-        && !parent.is_dir()
-    {
+    let parent = e.file.parent().unwrap_or(Path::new("/"));
+    if !parent.is_dir() {
         return Verdict::Final(
             RestoreStatus::Skipped,
             Some(format!(
@@ -334,6 +345,40 @@ fn check(dir: &Path, l: &Logged) -> Verdict {
                 parent.display()
             )),
         );
+    }
+    // Where the copy would be written, with symlinks resolved now: still inside what the
+    // run scanned (or the grove directory), not somewhere a directory swapped for a link
+    // leads.
+    let real = crate::fsx::canonical(parent);
+    let allowed = match e.kind {
+        Kind::Database => real == crate::fsx::canonical(home.root()),
+        Kind::McpJson => {
+            manifest::inside(&real.join(e.file.file_name().unwrap_or_default()), roots)
+        }
+    };
+    if !allowed {
+        return conflict(format!(
+            "its directory now leads to `{}`, outside the directories the run scanned; left alone",
+            real.display()
+        ));
+    }
+    // A file edited through a symlink is written only while that link still leads to it:
+    // the manifest alone never names a file to write that is not a `.mcp.json`.
+    if e.path != e.file
+        && crate::fsx::canonical(&e.path) != real.join(e.file.file_name().unwrap_or_default())
+    {
+        return conflict(format!(
+            "`{}` no longer leads to `{}`, the file the run edited through it; left alone",
+            e.path.display(),
+            e.file.display()
+        ));
+    }
+    let saved = dir.join(&e.backup);
+    if fs::symlink_metadata(&saved).is_ok_and(|m| !m.file_type().is_file()) {
+        return conflict(format!(
+            "the backup copy `{}` is not a regular file",
+            saved.display()
+        ));
     }
     let now = match files::digest(&e.file) {
         Ok(d) => d,
@@ -357,7 +402,6 @@ fn check(dir: &Path, l: &Logged) -> Verdict {
         }
         (_, Some(_)) => return conflict("the file changed after the migration".into()),
     }
-    let saved = dir.join(&e.backup);
     if e.unit.is_none() {
         // A file alone: its copy's digest is checked as it is copied back.
         return if saved.is_file() {
@@ -401,13 +445,22 @@ fn copy_out(dir: &Path, id: &str, e: &Entry) -> Result<Option<String>, NotBack> 
     let saved = dir.join(&e.backup);
     let mut source = fs::File::open(&saved)
         .map_err(|err| NotBack::failed(crate::fsx::Error::new("open", &saved, err)))?;
+    // Never wider than recorded, nor than the copy (which has the original's mode).
+    let copy_mode = source.metadata().ok().map(|m| mode_of(&m));
     let meta = Meta {
-        mode: e.mode,
+        mode: match (e.mode, copy_mode) {
+            (Some(m), Some(c)) => Some(m & c),
+            (m, _) => m,
+        },
         uid: e.uid,
         gid: e.gid,
     };
+    let how = files::Writing {
+        owner_required: false,
+        sync: true,
+    };
     let (digest, owner) =
-        files::write_new(&tmp, &mut source, meta, false).map_err(|err| match err {
+        files::write_new(&tmp, &mut source, meta, how).map_err(|err| match err {
             files::WriteError::Io(e) => NotBack::failed(e),
             files::WriteError::Owner(e) => {
                 NotBack::failed(crate::fsx::Error::new("chown", &tmp, e))
@@ -434,33 +487,45 @@ fn copy_out(dir: &Path, id: &str, e: &Entry) -> Result<Option<String>, NotBack> 
     }))
 }
 
-/// Renames the copied-out file into place, if the file is still as checked.
+#[cfg(unix)]
+fn mode_of(m: &fs::Metadata) -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    m.mode() & 0o777
+}
+
+#[cfg(not(unix))]
+fn mode_of(_: &fs::Metadata) -> u32 {
+    0o777
+}
+
+/// Puts the copied-out file in place, if the file is still as checked: an edited file is
+/// swapped with it and what came out compared (so an edit made meanwhile goes back and is
+/// not lost); a removed file is put back only where no file is.
 fn put_back(e: &Entry, tmp: &Path) -> Result<(), NotBack> {
+    let changed = |why: String| NotBack {
+        status: RestoreStatus::Conflict,
+        error: Error::new(Code::StateChanged, why),
+    };
     let placed = match e.action {
-        Action::RemoveEntry => match files::digest(&e.file) {
-            Ok(d) if d.is_some() && d == e.sha256_after => {
-                crate::fsx::rename(tmp, &e.file).map(|()| true)
-            }
-            Ok(_) => Ok(false),
-            Err(err) => Err(err),
-        },
-        Action::DeleteFile | Action::MoveDatabase => files::rename_new(tmp, &e.file),
+        Action::RemoveEntry => {
+            let after = e.sha256_after.as_deref().unwrap_or_default();
+            files::swap_in(tmp, &e.file, after, &e.sha256_before)
+        }
+        Action::DeleteFile | Action::MoveDatabase => files::rename_new(tmp, &e.file)
+            .map(|new| if new { Swapped::Done } else { Swapped::Changed }),
     };
     match placed {
-        Ok(true) => Ok(()),
-        Ok(false) => {
+        Ok(Swapped::Done) => Ok(()),
+        Ok(Swapped::Changed) => {
             files::remove_tmp(tmp);
-            Err(NotBack {
-                status: RestoreStatus::Conflict,
-                error: Error::new(
-                    Code::StateChanged,
-                    "the file changed while it was being restored",
-                ),
-            })
+            Err(changed(
+                "the file changed while it was being restored".into(),
+            ))
         }
-        Err(err) => {
-            files::remove_tmp(tmp);
-            Err(NotBack::failed(err))
-        }
+        Ok(Swapped::Kept(kept)) => Err(changed(format!(
+            "the file changed twice while it was being restored: one version is in place and the other is kept at `{}`",
+            kept.display()
+        ))),
+        Err(err) => Err(NotBack::failed(err)),
     }
 }

@@ -97,6 +97,7 @@ struct Found {
 pub fn scan(home: &GroveHome, scope: &Scope) -> Plan {
     let mut candidates: Vec<(PathBuf, Option<String>, Option<String>)> = Vec::new();
     let mut inside: Vec<PathBuf> = Vec::new();
+    let mut looked_in: Vec<&Path> = Vec::new();
     for ws in &scope.state.workspaces {
         if !fsx::exists(&ws.path) {
             // Nothing of it to look at (and resolving a missing path costs a system call
@@ -105,6 +106,7 @@ pub fn scan(home: &GroveHome, scope: &Scope) -> Plan {
         }
         candidates.push((ws.path.join(mcp::FILE_NAME), Some(ws.name.clone()), None));
         inside.push(fsx::canonical(&ws.path));
+        looked_in.push(&ws.path);
         for r in &ws.repos {
             candidates.push((
                 r.worktree_path.join(mcp::FILE_NAME),
@@ -112,6 +114,7 @@ pub fn scan(home: &GroveHome, scope: &Scope) -> Plan {
                 Some(r.repo_name.clone()),
             ));
             inside.push(fsx::canonical(&r.worktree_path));
+            looked_in.push(&r.worktree_path);
         }
     }
     let mut roots: Vec<PathBuf> = Vec::new();
@@ -121,6 +124,8 @@ pub fn scan(home: &GroveHome, scope: &Scope) -> Plan {
         inside.push(fsx::canonical(root));
         candidates.extend(walk(root).into_iter().map(|p| (p, None, None)));
     }
+    looked_in.extend(roots.iter().map(PathBuf::as_path));
+    let within = within(&looked_in);
 
     // Group the paths by the file they lead to, in the order first found.
     let mut groups: Vec<(PathBuf, Vec<Found>)> = Vec::new();
@@ -158,6 +163,7 @@ pub fn scan(home: &GroveHome, scope: &Scope) -> Plan {
 
     let mut plan = Plan {
         roots,
+        within,
         workspaces: scope.state.workspaces.len(),
         checked: 0,
         items: Vec::new(),
@@ -190,6 +196,32 @@ pub fn scan(home: &GroveHome, scope: &Scope) -> Plan {
         plan.items.extend(database::plan(home));
     }
     plan
+}
+
+/// The directories whose `.mcp.json` files a scan of `looked_in` (workspaces, worktrees and
+/// roots) may change, as given and with symlinks resolved, none inside another: what an
+/// applied run records, and all that its restore may write into.
+fn within(looked_in: &[&Path]) -> Vec<PathBuf> {
+    let mut all: Vec<PathBuf> = Vec::new();
+    for p in looked_in {
+        // A root may be a `.mcp.json` itself.
+        let dir = if p.file_name() == Some(OsStr::new(mcp::FILE_NAME)) {
+            p.parent().unwrap_or(p)
+        } else {
+            p
+        };
+        all.push(dir.to_path_buf());
+        all.push(fsx::canonical(dir));
+    }
+    all.sort();
+    all.dedup();
+    let mut out: Vec<PathBuf> = Vec::new();
+    for p in all {
+        if !out.iter().any(|o| p.starts_with(o)) {
+            out.push(p);
+        }
+    }
+    out
 }
 
 /// The item for one file reached through `found` (at least one path): named by a path

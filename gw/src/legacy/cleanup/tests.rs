@@ -93,6 +93,7 @@ fn workspace(name: &str, path: &Path, repos: &[&str]) -> Workspace {
             .collect(),
         source: None,
         blueprint: None,
+        slot: None,
         extra: Default::default(),
     }
 }
@@ -643,7 +644,9 @@ fn as_killed(dir: &Path) {
     let text = read(&path);
     let mut kept: String = text
         .lines()
-        .filter(|l| l.starts_with("{\"begin\"") || l.starts_with("{\"intend\""))
+        .filter(|l| {
+            l.starts_with("{\"record\":{\"begin\"") || l.starts_with("{\"record\":{\"intend\"")
+        })
         .map(|l| format!("{l}\n"))
         .collect();
     kept.push_str("{\"done\":{\"n\"");
@@ -895,4 +898,204 @@ fn doctor_and_gw_migrate_report_the_same_files_with_the_same_verdicts() {
     assert!(doctor_findings(&w.home, None, Some(&state)).is_empty());
     assert_eq!(read(&ws_root.join("api/.mcp.json")), KEEPER_ONLY);
     assert_eq!(read(&w.wd.join("sibling/shared.json")), EMPTIED);
+}
+
+#[test]
+fn a_swap_keeps_an_edit_made_after_the_last_look() {
+    let w = World::new();
+    let file = w.wd.join("ws/.mcp.json");
+    put(&file, WITH_KEEPER);
+    let before = fsx::sha256_hex(WITH_KEEPER.as_bytes());
+    let ours = fsx::sha256_hex(KEEPER_ONLY.as_bytes());
+    // Someone's edit lands after gw-migrate read the file and before it swaps.
+    let mine = WITH_KEEPER.replace("keeper-mcp", "mine");
+    put(&file, &mine);
+    let tmp = files::tmp_for(&file, "id", 1, false);
+    put(&tmp, KEEPER_ONLY);
+    let swapped = files::swap_in(&tmp, &file, &before, &ours).unwrap();
+    assert_eq!(swapped, files::Swapped::Changed);
+    assert_eq!(read(&file), mine, "the edit is in place");
+    assert!(!tmp.exists());
+    // Unchanged, the swap goes through and the original is gone (its copy is the backup's).
+    put(&file, WITH_KEEPER);
+    put(&tmp, KEEPER_ONLY);
+    assert_eq!(
+        files::swap_in(&tmp, &file, &before, &ours).unwrap(),
+        files::Swapped::Done
+    );
+    assert_eq!(read(&file), KEEPER_ONLY);
+    assert!(!tmp.exists());
+}
+
+#[test]
+fn a_version_swapped_out_by_a_killed_run_goes_back_or_is_kept() {
+    let w = World::new();
+    let file = w.wd.join("ws/.mcp.json");
+    let tmp = files::tmp_for(&file, "id", 1, false);
+    let (before, after) = (
+        fsx::sha256_hex(WITH_KEEPER.as_bytes()),
+        fsx::sha256_hex(KEEPER_ONLY.as_bytes()),
+    );
+    let mine = WITH_KEEPER.replace("keeper-mcp", "mine");
+    // Killed between the swap and the look: the edit made meanwhile is the temporary
+    // file, gw-migrate's version is in place. It goes back.
+    put(&file, KEEPER_ONLY);
+    put(&tmp, &mine);
+    assert_eq!(
+        files::settle(&tmp, &file, &[&before, &after], Some(&after), Some(&before)),
+        files::Settled::PutBack
+    );
+    assert_eq!(read(&file), mine);
+    assert!(!tmp.exists());
+    // Something else is in place: both versions stay, the swapped-out one under a name no
+    // clean-up removes.
+    put(&tmp, WITH_KEEPER.replace("keeper-mcp", "older"));
+    let files::Settled::Kept(kept) =
+        files::settle(&tmp, &file, &[&before, &after], Some(&after), Some(&before))
+    else {
+        panic!("kept");
+    };
+    assert!(!tmp.exists());
+    assert!(
+        kept.to_string_lossy().ends_with(".kept"),
+        "{}",
+        kept.display()
+    );
+    assert_eq!(read(&kept), WITH_KEEPER.replace("keeper-mcp", "older"));
+    assert_eq!(read(&file), mine);
+    // Killed while it wrote its version, before any exchange: the file is as it was, and
+    // the temporary file, cut short, is gw-migrate's own. It is removed (the kill suite
+    // found one kept as a user's version).
+    put(&file, WITH_KEEPER);
+    put(&tmp, &KEEPER_ONLY[..KEEPER_ONLY.len() / 2]);
+    assert_eq!(
+        files::settle(&tmp, &file, &[&before, &after], Some(&after), Some(&before)),
+        files::Settled::Removed
+    );
+    assert!(!tmp.exists());
+    assert_eq!(read(&file), WITH_KEEPER);
+    // What gw-migrate wrote, or what the backup keeps, is simply removed.
+    put(&file, &mine);
+    put(&tmp, KEEPER_ONLY);
+    assert_eq!(
+        files::settle(&tmp, &file, &[&before, &after], Some(&after), Some(&before)),
+        files::Settled::Removed
+    );
+    assert!(!tmp.exists());
+}
+
+#[test]
+fn a_killed_run_that_swapped_out_an_edit_puts_it_back() {
+    let w = World::new();
+    let file = w.wd.join("e/.mcp.json");
+    put(&file, WITH_KEEPER);
+    let mut plan = scan(&w.home, &w.scope(&State::default()));
+    let backup = w.apply(&mut plan).unwrap();
+    as_killed(&backup.path);
+    // The kill came right after the swap: the edit made just before it is the temporary
+    // file, and gw-migrate's version is in place.
+    let mine = WITH_KEEPER.replace("keeper-mcp", "mine");
+    let tmp = files::tmp_for(&file, &backup.id, 1, false);
+    put(&tmp, &mine);
+    let opts = Options {
+        apply: true,
+        ..Options::default()
+    };
+    assert!(super::recover::recover(&w.home).is_empty());
+    let m = manifest::read(&backup.path, &w.home);
+    // Nothing of the run is left to restore: its backup is gone.
+    assert!(m.is_err(), "{m:#?}");
+    assert_eq!(read(&file), mine, "the edit is back in place");
+    assert!(tmp_files(&w.root).is_empty());
+    let again = migrate(&w.home, &w.env, &opts, &Cancel::never()).unwrap();
+    assert_eq!(again.plan.items[0].status, Status::Done);
+    // The run that followed edited the user's version, which restore gives back.
+    w.restore(None).unwrap();
+    assert_eq!(read(&file), mine);
+}
+
+#[test]
+fn a_database_opened_between_the_scan_and_the_move_is_left_whole() {
+    let w = World::new();
+    let mut db = b"SQLite format 3\0".to_vec();
+    db.extend_from_slice(&[7; 4080]);
+    put(&w.home.messages_db(), &db);
+    let mut plan = scan(&w.home, &w.scope(&State::default()));
+    assert_eq!(plan.items.len(), 1);
+    // Opened in WAL mode after the scan: SQLite made its sidecars.
+    put(&w.home.root().join("messages.db-wal"), WAL);
+    put(&w.home.root().join("messages.db-shm"), b"shm bytes");
+    let backup = w.apply(&mut plan);
+    assert!(backup.is_none(), "nothing moved");
+    let i = &plan.items[0];
+    assert_eq!(
+        (i.status, i.reason),
+        (Status::Skipped, Some(Reason::ChangedSinceScan)),
+        "{i:#?}"
+    );
+    assert!(
+        i.detail.as_deref().unwrap().contains("messages.db-wal"),
+        "{i:#?}"
+    );
+    for n in DATABASE_FILES.iter().take(3) {
+        assert!(w.home.root().join(n).is_file(), "{n} is where it was");
+    }
+}
+
+#[test]
+fn a_file_changed_just_before_it_moves_goes_back() {
+    let w = World::new();
+    let file = w.wd.join("d/.mcp.json");
+    put(&file, GO_FILE);
+    let mut plan = scan(&w.home, &w.scope(&State::default()));
+    let backup = w.apply(&mut plan).unwrap();
+    // Killed after the move, before the comparison; the file had changed just before.
+    as_killed(&backup.path);
+    let copy = backup.path.join("files/00001.mcp.json");
+    put(&copy, format!("{GO_FILE} "));
+    super::recover::recover(&w.home);
+    assert_eq!(
+        read(&file),
+        format!("{GO_FILE} "),
+        "back in place, not lost"
+    );
+    assert!(
+        backups(&w.home).is_empty(),
+        "the run changed nothing in the end"
+    );
+}
+
+#[test]
+fn restore_writes_only_where_the_run_scanned() {
+    let w = World::new();
+    let file = w.wd.join("ws/.mcp.json");
+    put(&file, WITH_KEEPER);
+    let mut plan = scan(&w.home, &w.scope(&State::default()));
+    w.apply(&mut plan).unwrap();
+    // The directory is swapped for a symlink to somewhere else, holding the same file.
+    let elsewhere = w.root.join("elsewhere");
+    put(&elsewhere.join(".mcp.json"), KEEPER_ONLY);
+    fs::rename(w.wd.join("ws"), w.root.join("ws-moved")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, w.wd.join("ws")).unwrap();
+    let r = w.restore(None).unwrap();
+    assert_eq!(statuses(&r), [(file.clone(), RestoreStatus::Conflict)]);
+    assert_eq!(read(&elsewhere.join(".mcp.json")), KEEPER_ONLY, "untouched");
+}
+
+#[test]
+fn restored_files_never_get_special_bits_or_a_wider_mode() {
+    let w = World::new();
+    let file = w.wd.join("ws/.mcp.json");
+    put(&file, WITH_KEEPER);
+    fs::set_permissions(&file, fs::Permissions::from_mode(0o4640)).unwrap();
+    let mut plan = scan(&w.home, &w.scope(&State::default()));
+    let backup = w.apply(&mut plan).unwrap();
+    let copy = backup.path.join("files/00001.mcp.json");
+    assert_eq!(fs::metadata(&copy).unwrap().mode() & 0o7777, 0o640);
+    assert_eq!(fs::metadata(&backup.path).unwrap().mode() & 0o777, 0o700);
+    // A copy narrowed since is not widened back.
+    fs::set_permissions(&copy, fs::Permissions::from_mode(0o600)).unwrap();
+    w.restore(None).unwrap();
+    assert_eq!(fs::metadata(&file).unwrap().mode() & 0o7777, 0o600);
+    assert_eq!(read(&file), WITH_KEEPER);
 }

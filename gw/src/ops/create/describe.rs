@@ -4,14 +4,14 @@ use crate::config::{Config, HookKind};
 use crate::fsx;
 use crate::git;
 use crate::ops::Ctx;
-use crate::ops::plan::{Change, Described, Fact};
+use crate::ops::plan::{Change, ChangeKind, Described, Fact};
 use crate::state::journal::BranchSource;
 
 use super::{CreatePlan, RepoPlan};
 
 /// The changes a create plan makes and the facts it depends on.
 pub fn describe(ctx: &Ctx<'_>, config: &Config, plan: &CreatePlan) -> Described {
-    let mut changes = vec![Change::new("create_workspace_dir").path(&plan.path)];
+    let mut changes = vec![Change::new(ChangeKind::CreateWorkspaceDir).path(&plan.path)];
     let path_state = if fsx::exists(&plan.path) {
         "exists"
     } else {
@@ -23,7 +23,7 @@ pub fn describe(ctx: &Ctx<'_>, config: &Config, plan: &CreatePlan) -> Described 
     ];
     describe_repos(&plan.repos, &plan.branch, &mut changes, &mut facts);
     changes.push(
-        Change::new("record_state")
+        Change::new(ChangeKind::RecordState)
             .path(&plan.path)
             .detail(format!("workspace {}", plan.name)),
     );
@@ -33,7 +33,9 @@ pub fn describe(ctx: &Ctx<'_>, config: &Config, plan: &CreatePlan) -> Described 
         .get(HookKind::PostCreate)
         .filter(|_| !ctx.no_hooks)
     {
-        changes.push(Change::new("run_hook").detail(format!("post_create: {}", hook.command)));
+        changes.push(
+            Change::new(ChangeKind::RunHook).detail(format!("post_create: {}", hook.command)),
+        );
     }
     Described {
         workspace: plan.name.clone(),
@@ -94,7 +96,7 @@ pub(crate) fn describe_repos(
                     start_oid.clone().unwrap_or_default(),
                 ));
                 changes.push(
-                    Change::new("create_branch")
+                    Change::new(ChangeKind::CreateBranch)
                         .repo(&r.name)
                         .branch(branch)
                         .detail(format!("from {start} at {}", short(start_oid))),
@@ -104,7 +106,7 @@ pub(crate) fn describe_repos(
                 remote_ref,
                 start_oid,
             } => changes.push(
-                Change::new("track_remote_branch")
+                Change::new(ChangeKind::TrackRemoteBranch)
                     .repo(&r.name)
                     .branch(branch)
                     .detail(format!("tracking {remote_ref} at {}", short(start_oid))),
@@ -118,7 +120,7 @@ pub(crate) fn describe_repos(
             _ => "new worktree",
         };
         changes.push(
-            Change::new("create_worktree")
+            Change::new(ChangeKind::CreateWorktree)
                 .repo(&r.name)
                 .path(&r.worktree)
                 .branch(branch)
@@ -132,7 +134,7 @@ pub(crate) fn describe_setup(repos: &[RepoPlan], changes: &mut Vec<Change>) {
     for r in repos {
         for cmd in &r.setup {
             changes.push(
-                Change::new("run_setup_hook")
+                Change::new(ChangeKind::RunSetupHook)
                     .repo(&r.name)
                     .path(&r.worktree)
                     .detail(cmd.clone()),

@@ -36,7 +36,7 @@ pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<Crea
     for r in &plan.repos {
         // A registration whose directory is gone holds the branch; git would refuse.
         for path in &r.stale {
-            tx::remove_registration(ctx, &r.source, path)?;
+            crate::ops::safety::remove::stale_registration(ctx, &r.source, path)?;
         }
     }
     ctx.events.progress(&format!(
@@ -56,7 +56,7 @@ pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<Crea
         .collect();
     let added = tx.run_all(adds, true);
     if let Some(first) = added.iter().find_map(|r| r.as_ref().err()).cloned() {
-        return Err(fail(tx, &plan, &added, first));
+        return Err(fail(ctx, tx, &plan, &added, first));
     }
 
     let now = jiff::Timestamp::now();
@@ -80,6 +80,7 @@ pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<Crea
             .collect(),
         source: plan.source.clone(),
         blueprint: plan.blueprint.clone(),
+        slot: None,
         extra: Default::default(),
     };
     if let Err(e) = tx.commit(Action::SetState {
@@ -87,7 +88,7 @@ pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<Crea
         before: None,
         after: Some(Box::new(ws.clone())),
     }) {
-        return Err(fail(tx, &plan, &added, e));
+        return Err(fail(ctx, tx, &plan, &added, e));
     }
     tx.finish()?;
 
@@ -124,7 +125,13 @@ pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<Crea
 
 /// Rolls back after `cause` and builds the error: per repository `created` → `rolled_back`
 /// (or `kept`/`failed`), and `RECOVERY_PENDING` when the rollback itself failed.
-fn fail(tx: Tx<'_, '_>, plan: &CreatePlan, added: &[Result<()>], cause: Error) -> Error {
+fn fail(
+    ctx: &Ctx<'_>,
+    tx: Tx<'_, '_>,
+    plan: &CreatePlan,
+    added: &[Result<()>],
+    cause: Error,
+) -> Error {
     let id = tx.id().to_string();
     let (undone, clean) = tx.rollback();
     let mut repos = Vec::new();
@@ -151,7 +158,7 @@ fn fail(tx: Tx<'_, '_>, plan: &CreatePlan, added: &[Result<()>], cause: Error) -
     }
     // A clone made for this create goes too (one that existed before is never touched).
     for clone in &plan.cloned {
-        let _ = fsx::remove_dir_all(clone);
+        let _ = crate::ops::safety::remove::clone(ctx, clone);
     }
     let details = serde_json::json!({ "workspace": plan.name, "operation": id, "repos": repos });
     let err = cause
@@ -173,7 +180,10 @@ fn fail(tx: Tx<'_, '_>, plan: &CreatePlan, added: &[Result<()>], cause: Error) -
 /// Runs the setup commands of `repos` in their new worktrees, in parallel.
 pub(crate) fn run_setup(ctx: &Ctx<'_>, repos: &[RepoPlan], ws: &Workspace) -> Vec<SetupResult> {
     let with_setup: Vec<&RepoPlan> = repos.iter().filter(|r| !r.setup.is_empty()).collect();
-    let vars = Vars::of(ws);
+    if with_setup.is_empty() {
+        return Vec::new();
+    }
+    let vars = Vars::of(ctx, ws);
     parallel::map(&with_setup, |r| {
         ctx.events.progress(&format!("running setup in {}", r.name));
         match hooks::run_repo_commands(ctx, &r.name, &r.setup, &r.worktree, &vars, true) {

@@ -15,7 +15,7 @@ pub(crate) use describe::{describe_repos, describe_setup};
 pub use execute::execute;
 pub(crate) use execute::{record_setup, run_setup};
 pub use planning::plan;
-pub(crate) use planning::{fetch_all, plan_repo};
+pub(crate) use planning::{Around, fetch_all, plan_repo};
 
 use std::path::PathBuf;
 
@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::action::NextAction;
 
-use crate::config::{Config, HookKind};
+use crate::config::{Config, HookKind, RepoConfig};
 
 use crate::error::{Code, Error, Result};
 
@@ -37,7 +37,7 @@ use crate::ops::plan::{self, PlanDoc, PlanKind};
 
 use crate::ops::tx::{self};
 
-use crate::ops::{Ctx, RepoResult, delete, names, resolve};
+use crate::ops::{Ctx, RepoResult, delete, names, resolve, trust};
 
 use crate::state::journal::BranchSource;
 
@@ -87,9 +87,11 @@ impl SourceFields {
         {
             return None;
         }
+        // state.json never holds a credential: a URL is recorded without its userinfo.
+        let url = self.url.unwrap_or_default();
         Some(Source {
             provider: self.provider.unwrap_or_default(),
-            url: self.url.unwrap_or_default(),
+            url: crate::redact::url_without_userinfo(&url).into_owned(),
             reference: self.reference.unwrap_or_default(),
             title: self.title.unwrap_or_default(),
             extra: Default::default(),
@@ -143,6 +145,39 @@ pub struct RepoPlan {
     /// branch: removed first, or git would refuse.
     pub stale: Vec<PathBuf>,
     pub setup: Vec<String>,
+    /// The repository's `.grove.toml`, as read while planning: what approval covers.
+    pub commands: RepoConfig,
+}
+
+/// Makes sure the `setup` commands of the repositories in `plans` may run
+/// (`trust::require`), before anything is created. `cloned` are the repositories this
+/// command cloned: on a refusal they are kept, so that `gw trust PATH` can approve them
+/// (and the command, run again, uses them); on any other error they go.
+pub(crate) fn require_trust(
+    ctx: &Ctx<'_>,
+    doing: &str,
+    plans: &[RepoPlan],
+    cloned: &[PathBuf],
+) -> Result<()> {
+    let projects: Vec<trust::Project<'_>> = plans
+        .iter()
+        .filter(|r| !r.setup.is_empty())
+        .map(|r| trust::Project {
+            name: &r.name,
+            path: &r.source,
+            config: &r.commands,
+            cloned: cloned.contains(&r.source),
+        })
+        .collect();
+    let result = trust::require(ctx, doing, &projects);
+    if let Err(e) = &result
+        && e.code != Code::UntrustedCommands
+    {
+        for clone in cloned {
+            let _ = crate::ops::safety::remove::clone(ctx, clone);
+        }
+    }
+    result
 }
 
 impl RepoPlan {
@@ -211,7 +246,7 @@ pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
     names::check_workspace(&name)?;
     // Held from before validation until the workspace is recorded, so that of two
     // processes creating the same name, the second sees the first's result.
-    let locks = tx::lock_workspaces(ctx, &[&name])?;
+    let locks = tx::lock_workspaces(ctx, &[&name])?.with_branch(ctx, &opts.branch)?;
     let state = ctx.state()?;
     let replacing = if opts.replace {
         let current = resolve::workspace(&state, None, &ctx.env.cwd).map_err(|e| {
@@ -234,20 +269,22 @@ pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
         let now = describe(ctx, &config, &plan);
         if let Err(e) = plan::verify(PlanKind::Create, expect, &inputs(&opts), &now) {
             for clone in &plan.cloned {
-                let _ = fsx::remove_dir_all(clone);
+                let _ = crate::ops::safety::remove::clone(ctx, clone);
             }
             return Err(e);
         }
     }
+    require_trust(ctx, "gw create", &plan.repos, &plan.cloned)?;
     let mut warnings = Vec::new();
     if let Some(old) = &replacing {
-        let deleted = delete::delete(
+        let deleted = delete::delete_as(
             ctx,
             delete::DeleteOptions {
                 names: vec![old.name.clone()],
                 force: opts.force,
                 expect: None,
             },
+            crate::ops::safety::Remover::CreateReplace,
         )?;
         warnings.extend(deleted.warnings.iter().cloned());
         if let Some(e) = deleted.into_error() {
@@ -270,30 +307,35 @@ pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
     })?;
     report.replaced = replacing.map(|w| w.name);
     report.warnings.splice(0..0, warnings);
-    let ws = Workspace {
-        name: report.name.clone(),
-        path: report.path.clone(),
-        branch: report.branch.clone(),
-        created_at: report.created_at.clone(),
-        repos: Vec::new(),
-        source: report.source.clone(),
-        blueprint: None,
-        extra: Default::default(),
+    let hook = config.hooks.get(HookKind::PostCreate);
+    // The workspace as recorded (with its slot), unless it cannot be read back.
+    let ws = ctx
+        .state()
+        .ok()
+        .and_then(|st| st.find(&report.name).cloned())
+        .unwrap_or_else(|| Workspace {
+            name: report.name.clone(),
+            path: report.path.clone(),
+            branch: report.branch.clone(),
+            created_at: report.created_at.clone(),
+            repos: Vec::new(),
+            source: report.source.clone(),
+            blueprint: None,
+            slot: None,
+            extra: Default::default(),
+        });
+    let vars = match hook {
+        Some(_) if !ctx.no_hooks => Vars::of(ctx, &ws),
+        _ => Vars::recorded(&ws),
     };
-    let hook = hooks::run_global(
-        ctx,
-        config.hooks.get(HookKind::PostCreate),
-        HookKind::PostCreate,
-        &Vars::of(&ws),
-        &ws.path,
-    )
-    .map_err(|e| {
-        let message = format!("workspace `{}` was created, but {}", ws.name, e.message);
-        e.with_message(message).with_action(NextAction::read(
-            "Inspect the workspace",
-            &["gw", "status", &ws.name, "--format", "json"],
-        ))
-    })?;
+    let hook =
+        hooks::run_global(ctx, hook, HookKind::PostCreate, &vars, &ws.path).map_err(|e| {
+            let message = format!("workspace `{}` was created, but {}", ws.name, e.message);
+            e.with_message(message).with_action(NextAction::read(
+                "Inspect the workspace",
+                &["gw", "status", &ws.name, "--format", "json"],
+            ))
+        })?;
     report.warnings.extend(hook);
     Ok(report)
 }
@@ -321,7 +363,7 @@ pub fn plan_doc(ctx: &Ctx<'_>, opts: &CreateOptions) -> Result<PlanDoc> {
     let plan = plan(ctx, &config, &state, opts, None)?;
     let described = describe(ctx, &config, &plan);
     for clone in &plan.cloned {
-        let _ = fsx::remove_dir_all(clone);
+        let _ = crate::ops::safety::remove::clone(ctx, clone);
     }
     Ok(plan::document(PlanKind::Create, inputs(opts), described))
 }

@@ -108,7 +108,7 @@ pub fn plan(
     }
     let chosen = repos::resolve(ctx, config, &entries, &discovery)?;
     // A refused create changes nothing: not even a clone it made on the way.
-    let mut undo_clones = UndoClones(Some(&chosen));
+    let mut undo_clones = UndoClones(ctx, Some(&chosen));
 
     let fetch_warnings = fetch_all(ctx, &chosen);
 
@@ -127,13 +127,16 @@ pub fn plan(
         let base = o.and_then(|(_, b, _)| b.as_deref());
         let track = o.and_then(|(_, _, t)| *t).unwrap_or(opts.track);
         plan_repo(
-            ctx.territory(),
+            &Around {
+                territory: ctx.territory(),
+                state,
+                ignored: &ignored,
+            },
             c,
             &path,
             &opts.branch,
             track,
             base,
-            &ignored,
         )
     });
     let mut repos = Vec::new();
@@ -143,7 +146,7 @@ pub fn plan(
         warnings.extend(w);
         repos.push(repo);
     }
-    undo_clones.0 = None;
+    undo_clones.1 = None;
     Ok(CreatePlan {
         name,
         path,
@@ -163,12 +166,12 @@ pub fn plan(
 
 /// Removes the repositories cloned while planning when dropped, unless disarmed (set to
 /// `None`) because the plan succeeded.
-struct UndoClones<'a>(Option<&'a [Chosen]>);
+struct UndoClones<'a, 'c>(&'a Ctx<'c>, Option<&'a [Chosen]>);
 
-impl Drop for UndoClones<'_> {
+impl Drop for UndoClones<'_, '_> {
     fn drop(&mut self) {
-        if let Some(chosen) = self.0 {
-            repos::remove_clones(chosen);
+        if let Some(chosen) = self.1 {
+            repos::remove_clones(self.0, chosen);
         }
     }
 }
@@ -211,15 +214,28 @@ pub(crate) fn fetch_all(ctx: &Ctx<'_>, chosen: &[Chosen]) -> Vec<String> {
         .collect()
 }
 
+/// What planning a repository's worktree looks around at: where grove may act, the
+/// workspaces in state (to name the one holding a branch), and the worktrees that do not
+/// count as conflicts (those of the workspace `--replace` replaces).
+pub(crate) struct Around<'a> {
+    pub territory: &'a crate::ops::safety::Territory,
+    pub state: &'a State,
+    pub ignored: &'a [PathBuf],
+}
+
 pub(crate) fn plan_repo(
-    territory: &crate::ops::territory::Territory,
+    around: &Around<'_>,
     c: &Chosen,
     root: &Path,
     branch: &str,
     track: bool,
     base_branch: Option<&str>,
-    ignored: &[PathBuf],
 ) -> Result<(RepoPlan, Vec<String>)> {
+    let Around {
+        territory,
+        state,
+        ignored,
+    } = *around;
     let repo = git::Repo::open(&c.path)?;
     let mut warnings = Vec::new();
     let mut stale = Vec::new();
@@ -231,18 +247,34 @@ pub(crate) fn plan_repo(
             stale.push(wt.path);
             continue;
         }
+        // Name the workspace that holds it: two creates of one branch at once, and the
+        // loser is told whose it is.
+        let canonical = fsx::canonical(&wt.path);
+        let holder = state
+            .workspaces
+            .iter()
+            .find(|w| {
+                w.repos
+                    .iter()
+                    .any(|r| fsx::canonical(&r.worktree_path) == canonical)
+            })
+            .map(|w| w.name.clone());
         return Err(Error::new(
             Code::WorktreeExists,
             format!(
-                "branch `{branch}` already has a worktree in {} at `{}`",
+                "branch `{branch}` already has a worktree in {} at `{}`{}",
                 c.name,
-                wt.path.display()
+                wt.path.display(),
+                holder
+                    .as_deref()
+                    .map(|h| format!(" (workspace `{h}` holds it)"))
+                    .unwrap_or_default()
             ),
         )
-        .with_fix("Use another branch, or remove that worktree first")
-        .with_details(
-            serde_json::json!({ "repo": c.name, "branch": branch, "worktree": wt.path }),
-        ));
+        .with_fix("Use another branch, or remove that worktree (or workspace) first")
+        .with_details(serde_json::json!({
+            "repo": c.name, "branch": branch, "worktree": wt.path, "workspace": holder,
+        })));
     }
     let repo_config = RepoConfig::load(&c.path)?;
     let base = repo.resolve_base(base_branch.or(repo_config.base_branch.as_deref()));
@@ -290,7 +322,8 @@ pub(crate) fn plan_repo(
             how,
             preserve_branch: local,
             stale,
-            setup: repo_config.setup,
+            setup: repo_config.setup.clone(),
+            commands: repo_config,
         },
         warnings,
     ))

@@ -5,7 +5,8 @@ use crate::error::Error;
 use crate::fsx;
 use crate::git;
 use crate::ops::recover::{self, RecoveryOutcome};
-use crate::ops::{Ctx, Outcome, teardown, tx};
+use crate::ops::safety::remove;
+use crate::ops::{Ctx, Outcome, tx};
 
 /// Applies every fixable issue's repair not applied yet and sets each issue's outcome.
 /// While a journal cannot be read, destructive repairs are left (it may describe them).
@@ -52,8 +53,10 @@ pub(super) fn apply(ctx: &Ctx<'_>, issues: &mut [Issue]) {
                 }
             }
             Fix::Repair { source, path } => repair(ctx, source, path),
-            Fix::RemoveWorktree { source, path } => remove_worktree(ctx, source, path),
-            Fix::RemoveEmptyDir { path } => remove_empty(ctx, path),
+            Fix::RemoveWorktree { source, path } => {
+                remove::unrecorded_worktree(ctx, source, path).map(|_| ())
+            }
+            Fix::RemoveEmptyDir { path } => remove::empty_tree(ctx, path).map(|_| ()),
             Fix::RemoveStaleLock { path } => match fsx::open_by_any_process(path) {
                 Some(false) => fsx::remove_file(path).map_err(|e| e.to_string()),
                 _ => Err("a process has it open now; it is in use".into()),
@@ -101,73 +104,15 @@ fn repair(ctx: &Ctx<'_>, source: &std::path::Path, path: &std::path::Path) -> Re
 }
 
 /// Removes `source`'s registration of the missing worktree that was at `path` — unless its
-/// private git directory is now the only place of work: commits only its detached HEAD
-/// has, an operation in progress, a lock. (A directory that is merely elsewhere — moved by
-/// hand, on a drive not mounted — comes back with `git worktree repair`; without its
-/// registration it cannot.)
+/// private git directory is now the only place of work (the kernel's judgement).
 fn remove_registration(
     ctx: &Ctx<'_>,
     source: &std::path::Path,
     path: &std::path::Path,
 ) -> Result<(), String> {
-    let held = registration_holds(source, path);
-    if !held.is_empty() {
-        return Err(format!(
-            "its registration holds work ({}); left as it is — if the worktree moved, `git -C {} worktree repair <its new path>`",
-            held.join("; "),
-            crate::proc::shell_quote(&source.to_string_lossy())
-        ));
-    }
-    tx::remove_registration(ctx, source, path).map_err(|e| e.message.clone())
-}
-
-/// What the registration of the worktree git recorded at `path` holds on its own, read
-/// from its private git directory (the worktree is gone, so it cannot be opened): the
-/// rules of [`teardown::held_work`].
-fn registration_holds(source: &std::path::Path, path: &std::path::Path) -> Vec<String> {
-    let Ok(repo) = git::Repo::open(source) else {
-        return Vec::new();
-    };
-    let Some(wt) = repo
-        .worktrees()
-        .ok()
-        .and_then(|wts| wts.into_iter().find(|w| !w.is_main && w.path == path))
-    else {
-        return Vec::new();
-    };
-    let mut held: Vec<String> = teardown::person_lock(&wt.admin).into_iter().collect();
-    held.extend(git::in_progress(&wt.admin).map(|op| format!("a {op} is in progress")));
-    if let (None, Some(oid)) = (&wt.branch, &wt.head) {
-        held.extend(teardown::detached_work(&repo, oid));
-    }
-    held
-}
-
-/// Removes a worktree no workspace records, after checking again (under the repository's
-/// lock) that it holds nothing but the files of its commit.
-fn remove_worktree(
-    ctx: &Ctx<'_>,
-    source: &std::path::Path,
-    path: &std::path::Path,
-) -> Result<(), String> {
-    ctx.territory()
-        .check(path, "remove the worktree")
-        .map_err(|e| e.message.clone())?;
-    let _lock = tx::repo_lock(ctx, source).map_err(|e| e.message.clone())?;
-    if !super::checks::disposable(path) {
-        return Err("it holds files of its own now; left as it is".into());
-    }
-    git::worktree_remove(source, path, true).map_err(|e| e.to_string())
-}
-
-fn remove_empty(ctx: &Ctx<'_>, path: &std::path::Path) -> Result<(), String> {
-    ctx.territory()
-        .check(path, "remove")
-        .map_err(|e| e.message.clone())?;
-    if !super::checks::only_empty_dirs(path) {
-        return Err("it is not empty any more; left as it is".into());
-    }
-    fsx::remove_dir_all(path).map_err(|e| e.to_string())
+    remove::stale_registration(ctx, source, path)
+        .map(|_| ())
+        .map_err(|e| e.message.clone())
 }
 
 fn mcp_outcome(

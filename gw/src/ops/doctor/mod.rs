@@ -33,7 +33,7 @@ use crate::error::{Code, Error, Result};
 use crate::git;
 use crate::home::GroveHome;
 use crate::ops::recover::{self, Interrupted};
-use crate::ops::territory::Territory;
+use crate::ops::safety::territory::Territory;
 use crate::ops::{Ctx, Outcome};
 use crate::parallel;
 use crate::state::State;
@@ -250,6 +250,9 @@ pub struct Checkup<'a> {
     pub trash: Vec<PathBuf>,
     /// The workspace directories as configured, and with symlinks resolved.
     pub roots: Vec<(PathBuf, PathBuf)>,
+    /// The Go grove's MCP leftovers, and the directories gw-migrate has a claim on (which
+    /// doctor's own repairs leave alone).
+    pub leftovers: crate::legacy::cleanup::Leftovers,
 }
 
 impl Checkup<'_> {
@@ -471,6 +474,11 @@ fn with_checkup<T>(ctx: &Ctx<'_>, f: impl FnOnce(&Checkup<'_>) -> T) -> T {
         sources: sources(ctx, config.as_ref(), state.as_ref()),
         trash: crate::ops::trash::entries(ctx),
         roots,
+        leftovers: crate::legacy::cleanup::Leftovers::of(
+            &ctx.home,
+            config.as_ref(),
+            state.as_ref(),
+        ),
     };
     f(&checkup)
 }

@@ -26,11 +26,11 @@ use crate::git::{self, Rebase};
 
 use crate::ops::hooks::{self, Vars};
 
-use crate::ops::plan::{self, Change, Described, Fact, PlanDoc, PlanKind};
+use crate::ops::plan::{self, Change, ChangeKind, Described, Fact, PlanDoc, PlanKind};
 
 use crate::ops::tx;
 
-use crate::ops::{Ctx, Outcome, RepoResult, resolve};
+use crate::ops::{Ctx, Outcome, RepoResult, resolve, trust};
 
 use crate::parallel;
 
@@ -169,8 +169,24 @@ pub fn sync(ctx: &Ctx<'_>, opts: SyncOptions) -> Result<SyncReport> {
         fetch = false;
     }
     let all: Vec<&RepoEntry> = ws.repos.iter().collect();
+    require_trust(ctx, "gw sync", &all)?;
     let repos = sync_repos(ctx, locks, &ws, &all, fetch);
     Ok(report(&ws, repos, "sync"))
+}
+
+/// Makes sure the `pre_sync`/`post_sync` commands of `repos` may run (`trust::require`)
+/// before anything is fetched or rebased.
+pub(crate) fn require_trust(ctx: &Ctx<'_>, doing: &str, repos: &[&RepoEntry]) -> Result<()> {
+    let configs: Vec<(&RepoEntry, RepoConfig)> = repos
+        .iter()
+        .filter_map(|r| Some((*r, RepoConfig::load(&r.source_repo).ok()?)))
+        .filter(|(_, c)| !c.pre_sync.is_empty() || !c.post_sync.is_empty())
+        .collect();
+    let projects: Vec<trust::Project<'_>> = configs
+        .iter()
+        .map(|(r, config)| trust::Project::of(r, config))
+        .collect();
+    trust::require(ctx, doing, &projects)
 }
 
 fn inputs(name: &str) -> serde_json::Value {
@@ -201,7 +217,7 @@ fn describe(ctx: &Ctx<'_>, ws: &Workspace) -> Described {
         let change = match stage {
             Stage::Behind(b) => {
                 d.warnings.extend(b.out.warnings.iter().cloned());
-                Change::new("rebase")
+                Change::new(ChangeKind::Rebase)
                     .repo(&r.repo_name)
                     .branch(&b.out.result.branch)
                     .path(&r.worktree_path)
@@ -209,7 +225,7 @@ fn describe(ctx: &Ctx<'_>, ws: &Workspace) -> Described {
             }
             Stage::Done(out) => {
                 d.warnings.extend(out.warnings.iter().cloned());
-                Change::new("skip").repo(&r.repo_name).detail(
+                Change::new(ChangeKind::Skip).repo(&r.repo_name).detail(
                     out.result
                         .detail
                         .clone()
@@ -235,7 +251,9 @@ pub fn sync_repos(
     repos: &[&RepoEntry],
     fetch: bool,
 ) -> Vec<RepoSync> {
-    let vars = Vars::of(ws);
+    // Laid out (the ports read) only when a hook runs.
+    let vars = std::sync::OnceLock::new();
+    let vars = || vars.get_or_init(|| Vars::of(ctx, ws));
     let mut stages = parallel::map(repos, |r| inspect(ctx, r, fetch));
     let hooks_first = stages
         .iter()
@@ -243,7 +261,7 @@ pub fn sync_repos(
     let locks = if hooks_first {
         drop(locks);
         stages = parallel::map_owned(stages, |stage| match stage {
-            Stage::Behind(b) if !b.config.pre_sync.is_empty() => pre_sync(ctx, b, &vars),
+            Stage::Behind(b) if !b.config.pre_sync.is_empty() => pre_sync(ctx, b, vars()),
             other => other,
         });
         // Again under the lock: the workspace must still hold the repository where it
@@ -307,7 +325,7 @@ pub fn sync_repos(
                 &out.result.repo,
                 &config.post_sync,
                 &out.result.path,
-                &vars,
+                vars(),
                 false,
             )
         {

@@ -2,7 +2,7 @@
 //! operation, its rollback and the recovery of an interrupted one.
 //!
 //! Every path an action names came from a journal or from state, so each is checked
-//! against the workspace directories ([`crate::ops::territory`]) before anything is done
+//! against the workspace directories ([`crate::ops::safety::territory`]) before anything is done
 //! at it. Undo never removes what the operation did not create, nor what gained work since:
 //! that is kept and said why.
 
@@ -12,7 +12,9 @@ use crate::error::{Code, Error, Result};
 use crate::fsx;
 use crate::git::{self, Checkout};
 use crate::ops::Ctx;
+use crate::ops::safety::remove;
 use crate::state::journal::{self, Action, BranchSource, StepStatus};
+use crate::state::same_record;
 
 use super::locks::repo_lock;
 
@@ -25,6 +27,56 @@ pub enum Undo {
     Kept(String),
     /// Undoing failed; the error.
     Failed(String),
+}
+
+/// Checks, changing nothing, that `action` can still be carried out as it was planned. A
+/// step refused here never happened, and is recorded so: undoing the operation leaves what
+/// it names alone (a branch another operation made meanwhile is not this one's to delete).
+pub fn precheck(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
+    let Action::AddWorktree {
+        repo,
+        source,
+        branch,
+        how,
+        ..
+    } = action
+    else {
+        return Ok(());
+    };
+    let exists = git::Repo::open(source)?.local_branch(branch).is_some();
+    match (how, exists) {
+        (BranchSource::New { .. } | BranchSource::Track { .. }, true) => {
+            let holder = ctx.state().ok().and_then(|st| {
+                let source = fsx::canonical(source);
+                st.workspaces
+                    .iter()
+                    .find(|w| {
+                        w.repos.iter().any(|r| {
+                            r.branch == *branch && fsx::canonical(&r.source_repo) == source
+                        })
+                    })
+                    .map(|w| w.name.clone())
+            });
+            Err(Error::new(
+                Code::BranchConflict,
+                format!(
+                    "branch `{branch}` was made in {repo} since this command planned to make it{}",
+                    holder
+                        .map(|h| format!(" (workspace `{h}` holds it)"))
+                        .unwrap_or_default()
+                ),
+            )
+            .with_fix("Use another branch, or work in the workspace that holds it"))
+        }
+        (BranchSource::Existing, false) => Err(Error::new(
+            Code::StateChanged,
+            format!(
+                "branch `{branch}` of {repo} was deleted since this command planned to check it out"
+            ),
+        )
+        .with_fix("Run the command again")),
+        _ => Ok(()),
+    }
 }
 
 /// Carries out one action.
@@ -107,11 +159,13 @@ fn apply_inner(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
                 .map(|w| w.path)
                 .collect();
             gone.iter()
-                .try_for_each(|p| remove_registration(ctx, source, p))
+                .try_for_each(|p| remove::registration(ctx, source, p).map(|_| ()))
                 .map_err(|e| e.context(repo))
         }
         Action::RemoveRegistration { repo, source, path } => {
-            remove_registration(ctx, source, path).map_err(|e| e.context(repo))
+            remove::registration(ctx, source, path)
+                .map(|_| ())
+                .map_err(|e| e.context(repo))
         }
         Action::RepairWorktrees {
             repo,
@@ -138,11 +192,11 @@ fn apply_inner(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
             repo,
             source,
             branch,
+            tip,
             ..
-        } => {
-            let _lock = repo_lock(ctx, source)?;
-            git::branch_delete(source, branch, true).map_err(|e| Error::from(e).context(repo))
-        }
+        } => remove::branch(ctx, source, branch, tip)
+            .map(|_| ())
+            .map_err(|e| e.context(repo)),
         Action::SwitchBranch { repo, path, to, .. } => {
             territory.check(path, "switch the branch of")?;
             git::switch(path, to, false).map_err(|e| Error::from(e).context(repo))
@@ -158,7 +212,7 @@ fn apply_inner(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
             after,
         } => ctx.store.update(|st| {
             let current = st.find(name).cloned();
-            if current.as_ref() != before.as_deref() {
+            if !same_record(current.as_ref(), before.as_deref()) {
                 return Err(match (&current, before) {
                     (Some(_), None) => Error::new(
                         Code::WorkspaceExists,
@@ -172,10 +226,10 @@ fn apply_inner(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
                     .with_fix("Look at it again (`gw status`) and retry"),
                 });
             }
+            // A new record has no slot yet: `Store::update` gives it the smallest free one.
             match (after, current.is_some()) {
                 (Some(w), true) => {
-                    let slot = st.find_mut(name).expect("present: checked above");
-                    *slot = (**w).clone();
+                    st.replace(name, (**w).clone());
                 }
                 (Some(w), false) => st.workspaces.push((**w).clone()),
                 (None, _) => {
@@ -195,58 +249,6 @@ fn apply_inner(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
             Ok(())
         }),
     }
-}
-
-/// Removes `source`'s registration of the worktree git recorded at `path`, whose directory
-/// is gone — that one only, never the registrations of other worktrees (which another
-/// process may be moving). Done when there is no such registration; refused when the
-/// directory exists again; and checked afterwards, so a registration git could not remove
-/// (a read-only repository) is a failure, left for recovery to retry.
-pub(crate) fn remove_registration(ctx: &Ctx<'_>, source: &Path, path: &Path) -> Result<()> {
-    ctx.territory()
-        .check(path, "remove the worktree registration of")?;
-    if !source.is_dir() {
-        return Ok(());
-    }
-    let _lock = repo_lock(ctx, source)?;
-    let registered = || -> Result<bool> {
-        Ok(git::Repo::open(source)?
-            .worktrees()?
-            .iter()
-            .any(|w| !w.is_main && w.path == path))
-    };
-    if !registered()? {
-        return Ok(());
-    }
-    if fsx::exists(path) {
-        return Err(Error::new(
-            Code::StateChanged,
-            format!(
-                "`{}` exists again, so its worktree registration was left in `{}`",
-                path.display(),
-                source.display()
-            ),
-        )
-        .with_fix(
-            "Look at what is there; grove removes registrations only of directories it moved away",
-        ));
-    }
-    git::worktree_remove(source, path, true)?;
-    if registered()? {
-        return Err(Error::new(
-            Code::PermissionDenied,
-            format!(
-                "`git worktree remove` left the registration of `{}` in `{}`",
-                path.display(),
-                source.display()
-            ),
-        )
-        .with_fix(format!(
-            "Check that git may write `{}`, then run `gw doctor --fix`",
-            source.join(".git/worktrees").display()
-        )));
-    }
-    Ok(())
 }
 
 /// Reverts one action if it happened and it is safe to.
@@ -274,7 +276,7 @@ fn undo_inner(ctx: &Ctx<'_>, action: &Action) -> Result<Undo> {
             branch,
             how,
             ..
-        } => undo_add_worktree(ctx, source, path, branch, how)?,
+        } => remove::added_worktree(ctx, source, path, branch, how)?,
         // Without the later repairs: `undo_steps` passes those.
         Action::MoveDir { from, to } => undo_move(ctx, from, to, &[])?,
         // Removing registrations of directories that are gone leaves nothing to restore.
@@ -297,19 +299,15 @@ fn undo_inner(ctx: &Ctx<'_>, action: &Action) -> Result<Undo> {
             branch,
             tip,
             ..
-        } => {
-            let repo_r = git::Repo::open(source)?;
-            match repo_r.local_branch(branch) {
-                None => {
-                    let _lock = repo_lock(ctx, source)?;
-                    git::branch_create(source, branch, tip)
-                        .map_err(|e| Error::from(e).context(repo))?;
-                    Undo::Undone
-                }
-                Some(at) if at == *tip => Undo::Undone,
-                Some(at) => Undo::Kept(format!("branch {branch} exists again, at {at}")),
-            }
-        }
+        } => remove::restore(
+            ctx,
+            &remove::Target::Branch {
+                source: source.clone(),
+                branch: branch.clone(),
+                tip: tip.clone(),
+            },
+        )
+        .map_err(|e| e.context(repo))?,
         Action::SwitchBranch {
             repo,
             path,
@@ -352,17 +350,18 @@ fn undo_state(
     // Reading needs no lock: when the change never happened there is nothing to take the
     // state lock for (it may be the lock that made the change fail).
     let st = ctx.store.load()?;
-    if st.find(&key) != after && before.map(|b| st.find(&b.name)) == before.map(Some) {
+    let restored =
+        |st: &crate::state::State| before.is_none_or(|b| same_record(st.find(&b.name), Some(b)));
+    if !same_record(st.find(&key), after) && restored(&st) {
         return Ok(Undo::Undone);
     }
     let mut outcome = Undo::Undone;
     ctx.store.update(|st| {
         let current = st.find(&key).cloned();
-        if current.as_ref() != after {
+        if !same_record(current.as_ref(), after) {
             // Not what this operation left: either it never happened, or someone changed it
             // since. Only the first is safe to ignore.
-            let back = before.map(|b| st.find(&b.name).cloned());
-            if back.flatten().as_ref() != before {
+            if !restored(st) {
                 outcome = Undo::Kept(format!(
                     "workspace `{key}` has changed since; left as it is"
                 ));
@@ -371,12 +370,14 @@ fn undo_state(
         }
         match (before, after.is_some()) {
             (Some(b), true) if b.name == key => {
-                *st.find_mut(&key).expect("present: compared above") = b.clone();
+                st.replace(&key, b.clone());
             }
             (Some(b), _) => {
+                let mut b = b.clone();
+                b.slot = b.slot.or(current.and_then(|c| c.slot));
                 st.remove(&key);
                 if st.find(&b.name).is_none() {
-                    st.workspaces.push(b.clone());
+                    st.workspaces.push(b);
                 }
             }
             (None, _) => {
@@ -496,100 +497,6 @@ fn undo_move(
         let back: Vec<&Path> = back.iter().map(PathBuf::as_path).collect();
         let _lock = repo_lock(ctx, source)?;
         git::worktree_repair(source, &back).map_err(|e| Error::from(e).context(*repo))?;
-    }
-    Ok(Undo::Undone)
-}
-
-/// Removes a worktree this operation added (and the branch, when the operation created it
-/// and it did not move). A worktree holding a person's work is kept. One whose checkout was
-/// cut short (the command killed, a step interrupted) is not work: every file in it is a
-/// file of the commit it was checking out, and it goes.
-fn undo_add_worktree(
-    ctx: &Ctx<'_>,
-    source: &Path,
-    path: &Path,
-    branch: &str,
-    how: &BranchSource,
-) -> Result<Undo> {
-    ctx.territory().check(path, "remove the worktree")?;
-    let repo = git::Repo::open(source)?;
-    let canon = fsx::canonical(path);
-    let registered = repo
-        .worktrees()?
-        .into_iter()
-        .find(|w| !w.is_main && (w.path == path || fsx::canonical(&w.path) == canon));
-    // The commits whose files a checkout of this worktree may have written.
-    let commits: Vec<String> = [
-        how.created_at_oid().flatten().map(str::to_string),
-        repo.local_branch(branch),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let only_checked_out = |dir: &Path| {
-        commits
-            .iter()
-            .any(|c| repo.holds_only_files_of(c, dir).unwrap_or(false))
-    };
-    if let Some(wt) = &registered {
-        if wt.path.is_dir() {
-            let opened = git::Repo::open(&wt.path);
-            // Work beyond the files (a person committed on a detached HEAD there, locked
-            // it, started a rebase) is kept whatever the files say.
-            let held = opened
-                .as_ref()
-                .map(crate::ops::teardown::held_work)
-                .unwrap_or_default();
-            if !held.is_empty() {
-                return Ok(Undo::Kept(format!(
-                    "`{}` holds work: {}",
-                    path.display(),
-                    held.join("; ")
-                )));
-            }
-            let clean = opened.and_then(|r| r.changes()).is_ok_and(|c| c.is_clean());
-            if !clean && !only_checked_out(&wt.path) {
-                return Ok(Undo::Kept(format!(
-                    "`{}` has uncommitted changes",
-                    path.display()
-                )));
-            }
-        }
-        let _lock = repo_lock(ctx, source)?;
-        git::worktree_remove(source, &wt.path, true)?;
-    } else if path.is_dir() && !fsx::remove_empty_dir(path) {
-        if !only_checked_out(path) {
-            return Ok(Undo::Kept(format!(
-                "`{}` exists but is not a worktree of this repository",
-                path.display()
-            )));
-        }
-        fsx::remove_dir_all(path)?;
-    }
-    if let Some(start_oid) = how.created_at_oid()
-        && let Some(tip) = repo.local_branch(branch)
-    {
-        if start_oid.is_some_and(|s| s != tip) {
-            return Ok(Undo::Kept(format!("branch {branch} has new commits; kept")));
-        }
-        // Where it started was not recorded (a journal of an earlier version): delete it
-        // only when that loses nothing.
-        if start_oid.is_none() && repo.unique_commits(branch).ok() != Some(0) {
-            return Ok(Undo::Kept(format!(
-                "branch {branch} may hold commits found nowhere else; kept"
-            )));
-        }
-        if repo
-            .worktrees()?
-            .iter()
-            .any(|w| w.branch.as_deref() == Some(branch))
-        {
-            return Ok(Undo::Kept(format!(
-                "branch {branch} is checked out elsewhere; kept"
-            )));
-        }
-        let _lock = repo_lock(ctx, source)?;
-        git::branch_delete(source, branch, true)?;
     }
     Ok(Undo::Undone)
 }

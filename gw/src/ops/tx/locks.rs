@@ -14,8 +14,62 @@ use crate::lock::{self, Lock};
 use crate::ops::Ctx;
 use crate::state::journal::{self, Kind};
 
-/// The workspace locks a mutation holds from before it validates anything until it is done.
-pub struct Locks(#[allow(dead_code)] Vec<Lock>);
+/// The workspace locks a mutation holds from before it validates anything until it is done
+/// (and the lock of the branch it creates or deletes, taken after them).
+pub struct Locks {
+    #[allow(dead_code)]
+    workspaces: Vec<Lock>,
+    /// The branch locks these took, kept in [`held`] so that an operation this one runs
+    /// (`create --replace`'s delete of the replaced workspace, on the same branch) takes
+    /// nothing again: a second lock of the same file would wait on this process itself.
+    branches: Vec<PathBuf>,
+}
+
+impl Drop for Locks {
+    fn drop(&mut self) {
+        let mut held = held();
+        for p in &self.branches {
+            held.remove(p);
+        }
+    }
+}
+
+impl Locks {
+    /// No workspace's lock: for an operation on no workspace (`gw prune branches`, which
+    /// holds its repositories' locks instead).
+    pub fn none() -> Locks {
+        Locks {
+            workspaces: Vec::new(),
+            branches: Vec::new(),
+        }
+    }
+
+    /// Adds the lock of `branch`, held as long as these: a create of a new branch decides
+    /// that the branch is its to make, and makes it, while no other gw creates, checks out
+    /// or deletes a branch of that name. Taken after the workspace locks and before any
+    /// repository's, like every lock in that order.
+    pub fn with_branch(self, ctx: &Ctx<'_>, branch: &str) -> Result<Locks> {
+        self.with_branches(ctx, &[branch])
+    }
+
+    /// [`Locks::with_branch`] of each of `branches`, in a fixed order.
+    pub fn with_branches(mut self, ctx: &Ctx<'_>, branches: &[&str]) -> Result<Locks> {
+        let mut branches = branches.to_vec();
+        branches.sort();
+        branches.dedup();
+        for branch in branches {
+            let digest = fsx::sha256_hex(branch.as_bytes());
+            let path = ctx.home.branch_lock(branch, &digest[..16]);
+            if held().contains_key(&path) {
+                continue;
+            }
+            let lock = lock::acquire(&path, ctx.lock_timeout())?;
+            held().insert(path.clone(), lock);
+            self.branches.push(path);
+        }
+        Ok(self)
+    }
+}
 
 /// Locks `names` (in a fixed order, so two processes cannot deadlock) and refuses when an
 /// operation on any of them awaits recovery or is still finishing.
@@ -28,7 +82,10 @@ pub fn lock_workspaces(ctx: &Ctx<'_>, names: &[&str]) -> Result<Locks> {
         locks.push(workspace_lock(ctx, n)?);
     }
     check_pending(ctx, &names)?;
-    Ok(Locks(locks))
+    Ok(Locks {
+        workspaces: locks,
+        branches: Vec::new(),
+    })
 }
 
 /// The lock held for a whole mutation of workspace `name`.
@@ -85,6 +142,7 @@ impl Drop for RepoHold {
     }
 }
 
+/// The repository and branch locks this process holds, by path.
 fn held() -> std::sync::MutexGuard<'static, BTreeMap<PathBuf, Lock>> {
     static HELD: Mutex<BTreeMap<PathBuf, Lock>> = Mutex::new(BTreeMap::new());
     HELD.lock().unwrap_or_else(|p| p.into_inner())

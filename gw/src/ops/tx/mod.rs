@@ -23,8 +23,7 @@ mod locks;
 
 use std::time::Duration;
 
-pub(crate) use apply::remove_registration;
-pub use apply::{Undo, apply, undo, undo_steps};
+pub use apply::{Undo, apply, precheck, undo, undo_steps};
 pub use faults::Faults;
 pub use locks::{
     Locks, RepoHold, check_pending, hold_repos, lock_workspaces, recovery_pending, repo_lock,
@@ -107,13 +106,20 @@ impl<'c, 'a> Tx<'c, 'a> {
             .map(|&i| self.journal.record.steps[i].action.clone())
             .collect();
         let ctx = self.ctx;
-        let step = |a: &Action| match signals::requested() {
-            Some(sig) if self.journal.record.phase == Phase::Running => {
-                Err(cancelled(sig, &format!("(before: {})", a.describe())))
+        // A step refused before it started (a signal, or its precheck) did not happen.
+        let step = |a: &Action| -> Result<(), (Error, bool)> {
+            match signals::requested() {
+                Some(sig) if self.journal.record.phase == Phase::Running => Err((
+                    cancelled(sig, &format!("(before: {})", a.describe())),
+                    false,
+                )),
+                _ => {
+                    precheck(ctx, a).map_err(|e| (e, false))?;
+                    apply(ctx, a).map_err(|e| (e, true))
+                }
             }
-            _ => apply(ctx, a),
         };
-        let results: Vec<Result<()>> = if parallel {
+        let results: Vec<Result<(), (Error, bool)>> = if parallel {
             crate::parallel::map_processes(&actions, step)
         } else {
             let mut out = Vec::new();
@@ -126,9 +132,9 @@ impl<'c, 'a> Tx<'c, 'a> {
                 }
             }
             while out.len() < actions.len() {
-                out.push(Err(Error::new(
-                    Code::Internal,
-                    "not attempted after an earlier failure",
+                out.push(Err((
+                    Error::new(Code::Internal, "not attempted after an earlier failure"),
+                    false,
                 )));
             }
             out
@@ -136,11 +142,17 @@ impl<'c, 'a> Tx<'c, 'a> {
         for (i, r) in indices.iter().zip(&results) {
             match r {
                 Ok(()) => self.journal.mark(*i, StepStatus::Done, None),
-                Err(e) => self
-                    .journal
-                    .mark(*i, StepStatus::Intended, Some(e.message.clone())),
+                Err((e, true)) => {
+                    self.journal
+                        .mark(*i, StepStatus::Intended, Some(e.message.clone()))
+                }
+                Err((e, false)) => {
+                    self.journal
+                        .mark(*i, StepStatus::Undone, Some(e.message.clone()))
+                }
             }
         }
+        let results: Vec<Result<()>> = results.into_iter().map(|r| r.map_err(|(e, _)| e)).collect();
         if let Err(e) = self.journal.write() {
             // The changes happened but could not be recorded; undo will check reality.
             return results

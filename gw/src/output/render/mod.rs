@@ -105,7 +105,7 @@ impl Render for Planned {
         let title = shown!("Plan: {} {}", d.kind.command(), d.workspace);
         p.line(p.paint(super::Role::Header, title))?;
         for (i, c) in d.changes.iter().enumerate() {
-            let mut line = shown!("{:>3}. {}", i + 1, c.action);
+            let mut line = shown!("{:>3}. {}", i + 1, c.action.to_string());
             for part in [
                 c.repo.clone(),
                 c.branch.clone(),

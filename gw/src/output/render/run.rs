@@ -7,8 +7,10 @@ use std::time::Duration;
 use super::value;
 use crate::duration;
 use crate::error::Error;
+use crate::ops::env::EnvReport;
+use crate::ops::ports::PortStatus;
 use crate::ops::run::{RunOutcome, RunReport, RunResult};
-use crate::output::{Json, Printer, Render, Role};
+use crate::output::{Json, Printer, Render, Role, Shown};
 use crate::shown;
 
 impl Render for RunReport {
@@ -54,4 +56,57 @@ fn summary(r: &RunResult) -> String {
         RunOutcome::Stopped => format!("{why} after {took}"),
         RunOutcome::Skipped => format!("skipped: {why}"),
     }
+}
+
+impl Render for EnvReport {
+    fn result(&self) -> Json<'_> {
+        value(self)
+    }
+    /// Only the variables, on stdout, for `eval "$(gw env)"` or a `.env` file.
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        p.script(&self.lines())
+    }
+}
+
+/// The `Listening` cell of a port: `yes (pid 4242 python3 -m http.server)`, `no`, or `?`.
+pub(super) fn listening_cell(s: &PortStatus) -> String {
+    match s.listening {
+        Some(false) => "no".into(),
+        None => "?".into(),
+        Some(true) if s.holders.is_empty() => "yes".into(),
+        Some(true) => {
+            let who: Vec<String> = s
+                .holders
+                .iter()
+                .map(|h| format!("pid {} {}", h.pid, h.command))
+                .collect();
+            format!("yes ({})", who.join(", "))
+        }
+    }
+}
+
+/// [`listening_cell`] for a terminal: green when something listens.
+pub(super) fn listening_shown(p: &Printer, s: &PortStatus) -> Shown {
+    let cell = listening_cell(s);
+    match s.listening {
+        Some(true) => p.paint(Role::Success, &cell),
+        _ => Shown::text(cell),
+    }
+}
+
+/// A table of ports: `Port`, `Repo`, `Name`, `Variable`, `Listening`.
+pub(super) fn ports_table(p: &mut Printer, ports: &[PortStatus]) -> io::Result<()> {
+    let rows: Vec<Vec<Shown>> = ports
+        .iter()
+        .map(|s| {
+            vec![
+                Shown::text(s.port.port),
+                Shown::text(&s.port.repo),
+                Shown::text(&s.port.name),
+                Shown::text(&s.port.var),
+                listening_shown(p, s),
+            ]
+        })
+        .collect();
+    p.table(&["Port", "Repo", "Name", "Variable", "Listening"], &rows)
 }

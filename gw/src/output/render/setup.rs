@@ -220,6 +220,15 @@ impl Render for PresetListReport {
     }
 }
 
+impl Render for crate::ops::skill::SkillReport {
+    fn result(&self) -> Json<'_> {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        p.script(&self.skill)
+    }
+}
+
 impl Render for crate::ops::schema::SchemaReport {
     fn result(&self) -> Json<'_> {
         value(self)
@@ -235,5 +244,103 @@ impl Render for crate::ops::schema::SchemaReport {
                 p.table(&["Schema", "Describes"], &rows)
             }
         }
+    }
+}
+
+// ---- trust ----
+
+impl Render for crate::ops::trust::TrustListReport {
+    fn result(&self) -> Json<'_> {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        if self.repos.is_empty() {
+            p.message(
+                Role::Plain,
+                "No repository's .grove.toml commands are approved; `gw trust REPO` approves them",
+            )?;
+        } else {
+            let rows: Vec<Vec<Shown>> = self
+                .repos
+                .iter()
+                .map(|r| {
+                    let state = match r.current {
+                        Some(true) => "approved",
+                        Some(false) => "changed since (asked again)",
+                        None => "repository gone",
+                    };
+                    vec![
+                        Shown::text(&r.path),
+                        Shown::text(state),
+                        Shown::text(r.approved_at.chars().take(10).collect::<String>()),
+                        Shown::text(&r.how),
+                    ]
+                })
+                .collect();
+            p.table(&["Repository", "Commands", "Approved", "How"], &rows)?;
+        }
+        for d in &self.dirs {
+            p.message(
+                Role::Plain,
+                shown!(
+                    "trusted by config.toml: every repository in {}",
+                    d.display()
+                ),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl Render for crate::ops::trust::TrustReport {
+    fn result(&self) -> Json<'_> {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        use crate::ops::trust::TrustOutcome;
+        match self.outcome {
+            TrustOutcome::Approved if self.commands.is_empty() => p.message(
+                Role::Success,
+                shown!(
+                    "Approved {} ({}): it has no .grove.toml commands now; any it gets will be asked about",
+                    self.repo,
+                    self.path.display()
+                ),
+            )?,
+            TrustOutcome::Approved => p.message(
+                Role::Success,
+                shown!(
+                    "Approved the .grove.toml commands of {} ({}):",
+                    self.repo,
+                    self.path.display()
+                ),
+            )?,
+            TrustOutcome::Removed => p.message(
+                Role::Success,
+                shown!(
+                    "{} ({}) is no longer approved; its commands will be asked about",
+                    self.repo,
+                    self.path.display()
+                ),
+            )?,
+            TrustOutcome::NotApproved => p.message(
+                Role::Plain,
+                shown!("{} ({}) was not approved", self.repo, self.path.display()),
+            )?,
+        }
+        if self.outcome == TrustOutcome::Approved {
+            for (key, commands) in &self.commands {
+                for c in commands {
+                    p.message(Role::Plain, shown!("  {}: {}", key, c))?;
+                }
+            }
+        }
+        Ok(())
+    }
+    fn next_actions(&self) -> Vec<NextAction> {
+        vec![NextAction::read(
+            "List approved repositories",
+            &["gw", "trust", "list", "--format", "json"],
+        )]
     }
 }

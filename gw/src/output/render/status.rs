@@ -35,10 +35,11 @@ fn status_cell(r: &RepoStatus) -> String {
             format!("error: {e}")
         };
     }
-    let mut s = if r.changed == 0 {
-        "clean".to_string()
-    } else {
-        format!("{} changed", r.changed)
+    let mut s = match (r.changed, r.unreadable.len()) {
+        (0, 0) => "clean".to_string(),
+        (n, 0) => format!("{n} changed"),
+        (0, u) => format!("{u} unreadable"),
+        (n, u) => format!("{n} changed, {u} unreadable"),
     };
     if let Some(op) = &r.in_progress {
         s.push_str(&format!(" ({op} in progress)"));
@@ -71,7 +72,7 @@ impl Render for StatusReport {
                     branch = p.paint(Role::Warning, branch);
                 }
                 let status = Shown::text(status_cell(r));
-                let status = if r.changed > 0 || r.error.is_some() {
+                let status = if r.changed > 0 || r.error.is_some() || !r.unreadable.is_empty() {
                     p.paint(Role::Warning, status)
                 } else {
                     status
@@ -79,7 +80,27 @@ impl Render for StatusReport {
                 vec![Shown::text(&r.repo), branch, ab, status]
             })
             .collect();
-        p.table(&["Repo", "Branch", "↑↓", "Status"], &rows)
+        p.table(&["Repo", "Branch", "↑↓", "Status"], &rows)?;
+        // What git would warn about, as git says it (names from the file system escaped).
+        for r in &self.repos {
+            for u in &r.unreadable {
+                let text = format!("{}: {} cannot be read ({})", r.repo, u.path, u.reason);
+                p.message(Role::Warning, Shown::text(text))?;
+            }
+            for w in &r.warnings {
+                p.message(Role::Warning, Shown::text(format!("{}: {w}", r.repo)))?;
+            }
+        }
+        if !self.ports.is_empty() {
+            let slot = self.slot.map(|s| s.to_string()).unwrap_or_default();
+            p.line("")?;
+            p.line(shown!("Ports (slot {}):", slot))?;
+            super::run::ports_table(p, &self.ports)?;
+        } else if let Some(why) = self.unknown.get("ports") {
+            p.line("")?;
+            p.line(shown!("Ports: {}", why))?;
+        }
+        Ok(())
     }
     fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
         let repo = |r: &RepoStatus| {

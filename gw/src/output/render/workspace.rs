@@ -10,7 +10,9 @@ use crate::error::Error;
 use crate::ops::create::CreateReport;
 use crate::ops::delete::{DeleteReport, WorkspaceOutcome};
 use crate::ops::go::{CloseReport, GoReport};
-use crate::ops::list::{ListReport, ListStatusReport, ShowReport, ShowView, WorkspaceView};
+use crate::ops::list::{
+    ListPortsReport, ListReport, ListStatusReport, ShowReport, ShowView, WorkspaceView,
+};
 use crate::output::{DataFormat, Json, Printer, Render, Role, Shown};
 use crate::shown;
 use crate::state::listing::WorkspaceRef;
@@ -122,6 +124,10 @@ fn write_list(records: &[WorkspaceRef<'_>], w: &mut dyn io::Write) -> io::Result
         if let Some(blueprint) = &r.blueprint {
             buf.extend_from_slice(b",\"blueprint\":");
             serde_json::to_writer(&mut buf, blueprint)?;
+        }
+        if let Some(slot) = r.slot {
+            buf.extend_from_slice(b",\"slot\":");
+            buf.extend_from_slice(slot.to_string().as_bytes());
         }
         if !view.unknown.is_empty() {
             buf.extend_from_slice(b",\"unknown\":");
@@ -269,11 +275,109 @@ impl Render for ListStatusReport {
                     })
                     .collect::<Vec<_>>(),
             ),
-            DataFormat::Name => lines(p, self.workspaces.iter().map(|w| w.name.as_str())),
-            DataFormat::Path => {
-                let paths: Vec<String> =
-                    self.workspaces.iter().map(|w| path_str(&w.path)).collect();
-                lines(p, paths.iter().map(String::as_str))
+            DataFormat::Name | DataFormat::Path => {
+                names_or_paths(p, f, self.workspaces.iter().map(|w| (&*w.name, &*w.path)))
+            }
+            DataFormat::Table => return None,
+        })
+    }
+}
+
+/// `-o name` or `-o path`: one workspace a line.
+fn names_or_paths<'a>(
+    p: &mut Printer,
+    f: DataFormat,
+    workspaces: impl Iterator<Item = (&'a str, &'a std::path::Path)>,
+) -> io::Result<()> {
+    let shown: Vec<String> = workspaces
+        .map(|(name, path)| match f {
+            DataFormat::Path => path_str(path),
+            _ => name.to_string(),
+        })
+        .collect();
+    lines(p, shown.iter().map(String::as_str))
+}
+
+impl Render for ListPortsReport {
+    fn result(&self) -> Json<'_> {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        if self.workspaces.is_empty() {
+            return p.message(Role::Plain, "No workspaces");
+        }
+        let mut rows: Vec<Vec<Shown>> = Vec::new();
+        for w in &self.workspaces {
+            let name = p.paint(Role::Name, &w.name);
+            let slot = Shown::text(w.slot.map(|s| s.to_string()).unwrap_or_else(|| "-".into()));
+            if w.ports.is_empty() {
+                let why = match w.unknown.values().next() {
+                    Some(_) if w.slot.is_none() => "no slot yet".to_string(),
+                    Some(why) => why.clone(),
+                    None => "no ports declared".to_string(),
+                };
+                let blank = || Shown::from("");
+                rows.push(vec![name, slot, blank(), blank(), Shown::text(why)]);
+                continue;
+            }
+            for s in &w.ports {
+                rows.push(vec![
+                    name.clone(),
+                    slot.clone(),
+                    Shown::text(s.port.port),
+                    shown!("{}.{}", s.port.repo, s.port.name),
+                    super::run::listening_shown(p, s),
+                ]);
+            }
+        }
+        p.table(&["Name", "Slot", "Port", "Repo.name", "Listening"], &rows)
+    }
+    fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
+        let flat: Vec<Value> = self
+            .workspaces
+            .iter()
+            .flat_map(|w| {
+                w.ports.iter().map(move |s| {
+                    json!({"workspace": w.name, "slot": w.slot, "repo": s.port.repo,
+                        "name": s.port.name, "port": s.port.port, "var": s.port.var,
+                        "listening": s.listening})
+                })
+            })
+            .collect();
+        Some(match f {
+            DataFormat::Json => json_pretty(p, &self.workspaces),
+            DataFormat::Jsonl => flat.iter().try_for_each(|v| json_line(p, v)),
+            DataFormat::Tsv => tsv(
+                p,
+                &[
+                    "WORKSPACE",
+                    "SLOT",
+                    "PORT",
+                    "REPO",
+                    "NAME",
+                    "VAR",
+                    "LISTENING",
+                ],
+                &self
+                    .workspaces
+                    .iter()
+                    .flat_map(|w| {
+                        w.ports.iter().map(move |s| {
+                            vec![
+                                w.name.clone(),
+                                w.slot.map(|s| s.to_string()).unwrap_or_default(),
+                                s.port.port.to_string(),
+                                s.port.repo.clone(),
+                                s.port.name.clone(),
+                                s.port.var.clone(),
+                                super::run::listening_cell(s),
+                            ]
+                        })
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            DataFormat::Name | DataFormat::Path => {
+                names_or_paths(p, f, self.workspaces.iter().map(|w| (&*w.name, &*w.path)))
             }
             DataFormat::Table => return None,
         })
@@ -436,8 +540,8 @@ mod tests {
    "repos": [{"repo_name": "r", "source_repo": "/s/r", "worktree_path": "/w/ab/r", "branch": "feat/x", "preserve_branch": true},
              {"repo_name": "q", "source_repo": "/s/q", "worktree_path": "/w/ab/q", "branch": "feat/x", "later": 1}],
    "source": {"provider": "github", "url": "u", "ref": "", "extra": [1]},
-   "blueprint": {"name": "preset:p", "sha256": "00"}, "future": true},
-  {"name": "old", "path": "/w/old", "branch": "old", "repos": null},
+   "blueprint": {"name": "preset:p", "sha256": "00"}, "slot": 4, "future": true},
+  {"name": "old", "path": "/w/old", "branch": "old", "repos": null, "slot": 0},
   {"name": "odd", "path": "/w/odd", "branch": "odd", "created_at": "yesterday", "repos": []}
 ]"#;
         for text in [text, "[]", ""] {

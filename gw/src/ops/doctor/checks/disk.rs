@@ -2,6 +2,7 @@
 //! and the Go grove's MCP leftovers.
 
 use super::*;
+use crate::ops::safety;
 
 /// Registrations in every source repository grove knows that state does not explain:
 /// stale ones inside a workspace directory (their directory is gone), and live worktrees
@@ -62,10 +63,13 @@ pub(super) fn check_registrations(c: &Checkup<'_>) -> Vec<Issue> {
                 continue;
             }
             let repo = git::Repo::open(&wt.path).ok();
-            let held = repo
+            let held: Vec<String> = repo
                 .as_ref()
-                .map(crate::ops::teardown::held_work)
-                .unwrap_or_default();
+                .map(safety::work::beyond_files)
+                .unwrap_or_default()
+                .iter()
+                .map(safety::Held::describe)
+                .collect();
             let holds = if held.is_empty() {
                 String::new()
             } else {
@@ -85,7 +89,9 @@ pub(super) fn check_registrations(c: &Checkup<'_>) -> Vec<Issue> {
             )
             .repo(&name)
             .path(&wt.path);
-            if held.is_empty() && repo.is_some_and(|r| only_its_commit(&r, &wt.path)) {
+            if let Some(why) = c.leftovers.claim(&wt.path) {
+                i.suggested_action = format!("{}; doctor leaves it: {why}", i.suggested_action);
+            } else if held.is_empty() && repo.is_some_and(|r| only_its_commit(&r, &wt.path)) {
                 i.suggested_action =
                     "remove it: it holds nothing but the files of its commit".into();
                 i = i.fix(Fix::RemoveWorktree {
@@ -97,15 +103,6 @@ pub(super) fn check_registrations(c: &Checkup<'_>) -> Vec<Issue> {
         }
     }
     out
-}
-
-/// A worktree that holds nothing but the files of the commit it has checked out, and no
-/// work beyond them ([`crate::ops::teardown::held_work`]: commits only its detached HEAD
-/// names, an operation in progress, a lock): removing it loses nothing.
-pub(crate) fn disposable(path: &Path) -> bool {
-    git::Repo::open(path).is_ok_and(|repo| {
-        crate::ops::teardown::held_work(&repo).is_empty() && only_its_commit(&repo, path)
-    })
 }
 
 /// The worktree `repo` at `path` holds nothing but the files of the commit it has checked
@@ -166,26 +163,19 @@ pub(super) fn check_stray(c: &Checkup<'_>) -> Vec<Issue> {
                 "look inside; move what you need elsewhere and remove it (`gw create` of that name is refused while it exists)",
             )
             .path(&path);
-            out.push(if only_empty_dirs(&path) {
-                i.fix(Fix::RemoveEmptyDir { path })
-            } else {
-                i
+            out.push(match c.leftovers.claim(&path) {
+                Some(why) => Issue {
+                    suggested_action: format!("{}; doctor leaves it: {why}", i.suggested_action),
+                    ..i
+                },
+                None if safety::remove::only_empty_dirs(&path) => {
+                    i.fix(Fix::RemoveEmptyDir { path })
+                }
+                None => i,
             });
         }
     }
     out
-}
-
-/// A directory with nothing in it but (nested) empty directories.
-pub(crate) fn only_empty_dirs(path: &Path) -> bool {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return false;
-    };
-    meta.is_dir()
-        && walkdir::WalkDir::new(path)
-            .follow_links(false)
-            .into_iter()
-            .all(|e| e.is_ok_and(|e| e.file_type().is_dir()))
 }
 
 pub(super) fn check_trash(c: &Checkup<'_>) -> Vec<Issue> {
@@ -243,10 +233,11 @@ pub(super) fn check_trash(c: &Checkup<'_>) -> Vec<Issue> {
 /// Leftovers of the Go grove's MCP era (a `grove` entry of another tool is never one):
 /// the library decides what is grove's, for doctor and `gw-migrate` alike.
 pub(super) fn check_mcp(c: &Checkup<'_>) -> Vec<Issue> {
-    crate::legacy::cleanup::doctor_findings(c.home, c.config, c.state)
-        .into_iter()
+    c.leftovers
+        .findings
+        .iter()
         .map(|f| {
-            let mut i = Issue::new(K::McpLeftover, f.issue, f.suggested_action).path(&f.path);
+            let mut i = Issue::new(K::McpLeftover, &f.issue, &f.suggested_action).path(&f.path);
             if let Some(w) = &f.workspace {
                 i = i.workspace(w);
             }

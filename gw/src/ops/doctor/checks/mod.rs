@@ -4,7 +4,6 @@ mod disk;
 mod workspaces;
 
 use disk::*;
-pub(super) use disk::{disposable, only_empty_dirs};
 use workspaces::*;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -11,20 +11,24 @@
 //! pool is only as large as the core count: every process must run at the same time.
 
 use std::collections::VecDeque;
-use std::ffi::OsStr;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::config::{REPO_FILE as FILE_NAME, RepoConfig};
 use crate::duration;
 use crate::error::{Code, Error, Result};
-use crate::ops::hooks::{Vars, repo_command};
-use crate::ops::{Ctx, Label, resolve};
+use crate::ops::hooks::{Vars, repo_command, repo_shell};
+use crate::ops::ports::{Port, Stack};
+use crate::ops::{Ctx, Label, resolve, trust};
 use crate::proc::{self, Status, Stop, StopReason};
 use crate::state::{RepoEntry, Workspace};
+
+mod checks;
+use checks::{cannot_start, check_ports, failed_detail, failure, stopped_detail};
 
 /// How many trailing output lines a failure's `detail` keeps.
 const DETAIL_LINES: usize = 10;
@@ -42,6 +46,9 @@ pub struct RunOptions {
     pub signals: bool,
     /// Between SIGTERM and SIGKILL when stopping.
     pub grace: Duration,
+    /// `gw run -- CMD`: this command line in every repository (of `repos`) instead of
+    /// their `.grove.toml` `run`; their ports are not checked.
+    pub command: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -49,6 +56,13 @@ pub struct RunOptions {
 pub struct RunReport {
     pub workspace: String,
     pub path: PathBuf,
+    /// The command `gw run -- CMD` ran in each repository; `null` for their `run`.
+    pub command: Option<String>,
+    /// The workspace's slot: its ports are the block it selects.
+    pub slot: u32,
+    /// Every port of the workspace, as its processes were told them.
+    pub ports: Vec<Port>,
+    pub port_count: usize,
     /// What stopped the processes still running: `signal` (Ctrl-C or SIGTERM) or
     /// `timeout` (`--timeout`); `null` when every process ended on its own.
     pub stopped_by: Option<StopCause>,
@@ -128,19 +142,52 @@ impl RunReport {
     }
 }
 
-/// Runs the workspace's dev processes until they have all ended, and reports how each did.
+/// Runs the workspace's dev processes (or `opts.command` in each repository) until they
+/// have all ended, and reports how each did.
 pub fn run(ctx: &Ctx<'_>, opts: &RunOptions) -> Result<RunReport> {
-    ctx.config()?;
-    let state = ctx.state()?;
+    let config = ctx.config()?;
+    // A workspace the Go grove recorded gets its slot here, the first time it runs.
+    let state = ctx.store.load_with_slots()?;
     let ws = resolve::workspace(&state, opts.name.as_deref(), &ctx.env.cwd)?;
     let entries = select(ws, &opts.repos)?;
     let mut jobs = Vec::with_capacity(entries.len());
+    // The `.grove.toml` read for each repository (none for `gw run -- CMD`).
+    let mut configs = Vec::new();
     for entry in entries {
-        let config = RepoConfig::load(&entry.source_repo)?;
-        jobs.push((entry, config));
+        let commands = match &opts.command {
+            Some(command) => Commands {
+                run: vec![command.clone()],
+                literal: true,
+                ..Commands::default()
+            },
+            None => {
+                let config = RepoConfig::load(&entry.source_repo)?;
+                let commands = Commands::of(&config);
+                configs.push((entry, config));
+                commands
+            }
+        };
+        jobs.push((entry, commands));
     }
     if jobs.iter().all(|(_, c)| c.run.is_empty()) {
         return Err(nothing_to_run(ws, &jobs, !opts.repos.is_empty()));
+    }
+    // `gw run -- CMD` runs the user's own line and nothing of `.grove.toml`: only the
+    // repositories' own commands need approval.
+    let projects: Vec<trust::Project<'_>> = configs
+        .iter()
+        .filter(|(_, c)| !c.run.is_empty())
+        .map(|(e, config)| trust::Project::of(e, config))
+        .collect();
+    trust::require(ctx, "gw run", &projects)?;
+    let stack = Stack::of(ctx, &config, ws)?;
+    if opts.command.is_none() {
+        let starting: Vec<&str> = jobs
+            .iter()
+            .filter(|(_, c)| !c.run.is_empty())
+            .map(|(e, _)| e.repo_name.as_str())
+            .collect();
+        check_ports(ws, &stack, &starting)?;
     }
     let width = jobs
         .iter()
@@ -157,13 +204,18 @@ pub fn run(ctx: &Ctx<'_>, opts: &RunOptions) -> Result<RunReport> {
     } else {
         None
     };
-    let vars = Vars::of(ws);
+    let ports = stack.ports.clone();
+    let slot = stack.slot;
+    let vars = Vars {
+        ports: Some(Ok(Arc::new(stack))),
+        ..Vars::recorded(ws)
+    };
     let ran: Vec<Ran> = std::thread::scope(|s| {
         let mut index = 0;
         let handles: Vec<_> = jobs
             .iter()
-            .map(|(entry, config)| {
-                if config.run.is_empty() {
+            .map(|(entry, commands)| {
+                if commands.run.is_empty() {
                     return None;
                 }
                 let label = Label {
@@ -173,7 +225,7 @@ pub fn run(ctx: &Ctx<'_>, opts: &RunOptions) -> Result<RunReport> {
                 };
                 index += 1;
                 let (stop, vars) = (&stop, &vars);
-                Some(s.spawn(move || run_repo(ctx, vars, entry, config, label, stop)))
+                Some(s.spawn(move || run_repo(ctx, vars, entry, commands, label, stop)))
             })
             .collect();
         watch(ctx, &stop, opts.timeout, &handles);
@@ -198,16 +250,59 @@ pub fn run(ctx: &Ctx<'_>, opts: &RunOptions) -> Result<RunReport> {
         StopReason::Signal(_) => StopCause::Signal,
         StopReason::Timeout => StopCause::Timeout,
     });
-    let error = failure(ws, &repos);
+    let error = failure(ws, &repos, opts.command.is_some());
     Ok(RunReport {
         workspace: ws.name.clone(),
         path: ws.path.clone(),
+        command: opts.command.clone(),
+        slot,
+        port_count: ports.len(),
+        ports,
         stopped_by,
         count: repos.len(),
         repos,
         warnings,
         error,
     })
+}
+
+/// What runs in one repository: `pre_run`, `run` and `post_run` of its `.grove.toml`, or
+/// the one command given to `gw run -- CMD`.
+#[derive(Debug, Default)]
+struct Commands {
+    pre_run: Vec<String>,
+    run: Vec<String>,
+    post_run: Vec<String>,
+    /// The commands run as they are, without placeholders (`gw run -- CMD`: the user's
+    /// own line, whose environment has the same values).
+    literal: bool,
+}
+
+impl Commands {
+    fn of(config: &RepoConfig) -> Commands {
+        Commands {
+            pre_run: config.pre_run.clone(),
+            run: config.run.clone(),
+            post_run: config.post_run.clone(),
+            literal: false,
+        }
+    }
+}
+
+/// The command line `gw run -- ARGS…` runs in each repository: one argument is a shell
+/// command line (so `$PORT` is the repository's own), several are a program and its
+/// arguments, each passed as it is.
+pub fn command_line(args: &[String]) -> Option<String> {
+    match args {
+        [] => None,
+        [one] => Some(one.clone()),
+        many => Some(
+            many.iter()
+                .map(|a| proc::shell_quote(a))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+    }
 }
 
 /// The repositories named in `-r` (in workspace order), or all of them.
@@ -243,7 +338,7 @@ fn select<'w>(ws: &'w Workspace, names: &[String]) -> Result<Vec<&'w RepoEntry>>
         .collect())
 }
 
-fn nothing_to_run(ws: &Workspace, jobs: &[(&RepoEntry, RepoConfig)], chosen: bool) -> Error {
+fn nothing_to_run(ws: &Workspace, jobs: &[(&RepoEntry, Commands)], chosen: bool) -> Error {
     let files: Vec<PathBuf> = jobs
         .iter()
         .map(|(e, _)| e.source_repo.join(FILE_NAME))
@@ -352,7 +447,7 @@ fn run_repo(
     ctx: &Ctx<'_>,
     vars: &Vars,
     entry: &RepoEntry,
-    config: &RepoConfig,
+    config: &Commands,
     label: Label<'_>,
     stop: &Stop,
 ) -> Ran {
@@ -361,10 +456,15 @@ fn run_repo(
     let mut tail = Tail::default();
     let supervise = |command: &str, after: usize, tail: &mut Tail| {
         *tail = Tail::default();
-        repo_command(&ctx.home, command, repo, cwd, vars).supervise(stop, after, &mut |_, line| {
+        let cmd = match config.literal {
+            true => repo_shell(ctx, command, repo, cwd, vars),
+            false => repo_command(ctx, command, repo, cwd, vars)?,
+        };
+        cmd.supervise(stop, after, &mut |_, line| {
             ctx.events.process_output(&label, line);
             tail.push(line);
         })
+        .map_err(|e| e.to_string())
     };
     let not_started = |why: String| {
         Ran::new(
@@ -454,148 +554,4 @@ fn run_repo(
         }
     }
     result
-}
-
-fn failed_detail(what: &str, status: Status, tail: &Tail) -> String {
-    let tail = tail.text();
-    if tail.trim().is_empty() {
-        format!("{what} failed ({status})")
-    } else {
-        format!("{what} failed ({status}):\n{tail}")
-    }
-}
-
-fn stopped_detail(stop: &Stop) -> String {
-    match stop.reason() {
-        Some(StopReason::Signal(n)) if proc::signal_name(n) == "SIGINT" => {
-            "stopped by SIGINT (Ctrl-C)".into()
-        }
-        Some(StopReason::Signal(n)) => format!("stopped by {}", proc::signal_name(n)),
-        Some(StopReason::Timeout) => "stopped by the timeout".into(),
-        None => "stopped".into(),
-    }
-}
-
-/// Shell words that are not programs on PATH.
-const SHELL_WORDS: &[&str] = &[
-    ".", ":", "[", "alias", "bg", "break", "builtin", "case", "cd", "command", "continue",
-    "declare", "do", "done", "elif", "else", "esac", "eval", "exec", "exit", "export", "false",
-    "fg", "fi", "for", "function", "getopts", "hash", "if", "in", "jobs", "kill", "let", "local",
-    "printf", "pwd", "read", "readonly", "return", "select", "set", "shift", "source", "test",
-    "then", "time", "times", "trap", "true", "type", "typeset", "ulimit", "umask", "unalias",
-    "unset", "until", "wait", "while", "echo",
-];
-
-/// Why `command` cannot start, when that is clear without running it: its first word is
-/// a plain program name that is not on `path`, or a path that does not exist or is not
-/// executable. Anything the shell interprets first (quotes, variables, builtins, …) is
-/// left for the shell to judge.
-fn cannot_start(command: &str, cwd: &Path, path: Option<&OsStr>) -> Option<String> {
-    let word = command.split_whitespace().find(|w| !is_assignment(w))?;
-    let plain = word
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"-_./+@%:,".contains(&b));
-    if !plain || SHELL_WORDS.contains(&word) {
-        return None;
-    }
-    if word.contains('/') {
-        let file = cwd.join(word);
-        return match std::fs::metadata(&file) {
-            Err(_) => Some(format!("`{word}` does not exist (in {})", cwd.display())),
-            Ok(m) if !executable(&m) => Some(format!(
-                "`{word}` is not executable: run `chmod +x {}`",
-                file.display()
-            )),
-            Ok(_) => None,
-        };
-    }
-    let found = std::env::split_paths(path?).any(|dir| {
-        let dir = if dir.as_os_str().is_empty() {
-            cwd.to_path_buf()
-        } else {
-            dir
-        };
-        std::fs::metadata(dir.join(word)).is_ok_and(|m| executable(&m))
-    });
-    (!found).then(|| format!("`{word}` was not found on PATH"))
-}
-
-fn executable(m: &std::fs::Metadata) -> bool {
-    m.is_file() && m.permissions().mode() & 0o111 != 0
-}
-
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-    })
-}
-
-/// `HOOK_FAILED` naming the repositories that failed or did not start.
-fn failure(ws: &Workspace, repos: &[RunResult]) -> Option<Error> {
-    let failed: Vec<&RunResult> = repos.iter().filter(|r| r.outcome.is_failure()).collect();
-    let first = failed.first()?;
-    let message = if failed.len() == 1 {
-        let why = first
-            .detail
-            .as_deref()
-            .and_then(|d| d.lines().next())
-            .unwrap_or("")
-            .trim_end_matches(':');
-        match first.outcome {
-            RunOutcome::NotStarted => format!("{} did not start: {why}", first.repo),
-            _ => format!("{}: {why}", first.repo),
-        }
-    } else {
-        let names: Vec<&str> = failed.iter().map(|r| r.repo.as_str()).collect();
-        format!(
-            "{} of {} failed: {}",
-            failed.len(),
-            crate::ops::count(repos.len(), "repository", "repositories"),
-            names.join(", ")
-        )
-    };
-    let names: Vec<&str> = failed.iter().map(|r| r.repo.as_str()).collect();
-    Some(
-        Error::new(Code::HookFailed, message)
-            .with_details(serde_json::json!({ "workspace": ws.name, "repos": names }))
-            .with_fix(format!(
-                "Read each failed repository's `detail` (the last lines of output) and fix its {FILE_NAME} `run`/`pre_run` command or what it runs"
-            )),
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn judges_only_plain_first_words() {
-        let dir = tempfile::tempdir().unwrap();
-        let script = dir.path().join("dev.sh");
-        crate::fsx::write_atomic(&script, b"#!/bin/sh\necho hi\n").unwrap();
-        let path = Some(OsStr::new("/bin:/usr/bin"));
-        let why = cannot_start("./dev.sh --port 3", dir.path(), path).unwrap();
-        assert!(why.contains("not executable"), "{why}");
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-        assert_eq!(cannot_start("PORT=3 ./dev.sh", dir.path(), path), None);
-        let why = cannot_start("./nope", dir.path(), path).unwrap();
-        assert!(why.contains("does not exist"), "{why}");
-        let why = cannot_start("no-such-program-gw --x", dir.path(), path).unwrap();
-        assert!(why.contains("not found on PATH"), "{why}");
-        assert_eq!(cannot_start("sh -c 'exit 0'", dir.path(), path), None);
-        // The shell decides about builtins, quoting and expansions.
-        for c in [
-            "cd app && ./x",
-            "\"$HOME/x\"",
-            "echo hi",
-            "exec ./nope",
-            "(sleep 1)",
-        ] {
-            assert_eq!(cannot_start(c, dir.path(), path), None, "{c}");
-        }
-        // Without a PATH, bare names are not judged.
-        assert_eq!(cannot_start("no-such-program-gw", dir.path(), None), None);
-    }
 }

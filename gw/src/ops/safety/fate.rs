@@ -1,16 +1,19 @@
-//! The one rule for what happens to a workspace's branch when its worktree goes — used by
-//! the plans of `gw delete` and `gw remove-repo` and by their execution alike, so what
-//! `gw apply` does is what the plan showed.
+//! What happens to a branch: the one rule for a workspace's branch when its worktree goes
+//! — used by the plans of `gw delete` and `gw remove-repo` and by their execution alike,
+//! so what `gw apply` does is what the plan showed, and judged again by recovery — and
+//! the one for a branch `gw prune branches` would delete.
 //!
-//! A branch goes only when grove created it (not `preserve_branch`), the workspace's
-//! worktree is registered in that repository, no other worktree has it checked out, and —
-//! unless forced — its commits exist on another branch or a remote.
+//! A workspace's branch goes only when grove created it (not `preserve_branch`), the
+//! workspace's worktree is registered in that repository, no other worktree has it checked
+//! out, and — unless forced — its commits exist on another branch or a remote.
 //! When that cannot be told, it is kept.
 
+use std::path::PathBuf;
+
+use super::territory::Territory;
 use crate::fsx;
 use crate::git;
-use crate::ops::plan::{Change, Described, Fact};
-use crate::ops::territory::Territory;
+use crate::ops::plan::{Change, ChangeKind, Described, Fact};
 use crate::state::RepoEntry;
 
 /// What happens to the branch of a worktree that goes.
@@ -120,6 +123,95 @@ pub fn fate_beside(r: &RepoEntry, force: bool, territory: &Territory, going: &[&
     }
 }
 
+/// Why completing a recorded deletion of `branch` (recorded at `tip`, now at `at`) keeps
+/// it after all: it moved since; the operation's own state change does not record it as
+/// the workspace's (grove-created) branch in this repository (`recorded`: canonical
+/// source and branch); or — unless the operation was forced — its commits no longer all
+/// exist elsewhere. The rule of [`fate`], judged again by recovery.
+pub fn keep_on_completion(
+    repo: &git::Repo,
+    branch: &str,
+    at: &str,
+    tip: &str,
+    forced: bool,
+    recorded: &[(PathBuf, String)],
+) -> Option<String> {
+    if at != tip {
+        return Some(format!("it moved to {at}"));
+    }
+    let source = fsx::canonical_lenient(repo.path());
+    if !recorded
+        .iter()
+        .any(|(s, b)| Some(s) == source.as_ref() && b == branch)
+    {
+        return Some("the operation does not record it as the workspace's branch".into());
+    }
+    if forced {
+        return None;
+    }
+    match repo.unique_commits(branch) {
+        Ok(0) => None,
+        Ok(n) => Some(format!(
+            "{n} commit{} only on it",
+            if n == 1 { " exists" } else { "s exist" }
+        )),
+        Err(e) => Some(format!(
+            "cannot tell whether its commits exist elsewhere: {e}"
+        )),
+    }
+}
+
+/// The fate of `branch` (at `tip`), a `gw prune branches` candidate of `repo` against
+/// `base` (`origin/main`, say). It goes when deleting it loses nothing: its commits are on
+/// another branch or a remote, or its changes are in `base` already (squash-merged, or
+/// rebased upstream). A branch holding commits that are on no remote and whose changes
+/// are not in `base` is kept unless `force`.
+pub fn of_candidate(
+    repo: &git::Repo,
+    branch: &str,
+    tip: &str,
+    base: &git::Base,
+    force: bool,
+) -> Fate {
+    let unique = match repo.unique_commits(branch) {
+        Ok(n) => n,
+        Err(_) if force => {
+            return Fate::Delete {
+                tip: tip.to_string(),
+                unique: None,
+            };
+        }
+        Err(e) => {
+            return Fate::Keep(format!(
+                "kept: cannot tell whether it holds commits found nowhere else: {e}"
+            ));
+        }
+    };
+    if unique == 0 || repo.changes_are_in(&base.oid, tip) {
+        return Fate::Delete {
+            tip: tip.to_string(),
+            unique: Some(0),
+        };
+    }
+    if force {
+        return Fate::Delete {
+            tip: tip.to_string(),
+            unique: Some(unique),
+        };
+    }
+    Fate::Keep(format!(
+        "kept: {unique} commit{} on no other branch or remote, and {} not in {} \
+         (delete it with --force)",
+        if unique == 1 { " is" } else { "s are" },
+        if unique == 1 {
+            "its change is"
+        } else {
+            "their changes are"
+        },
+        base.name
+    ))
+}
+
 /// The plan's view of `fate`: the branch's tip as a fact, and the change (`delete_branch`,
 /// destructive when commits are lost, or `keep_branch` and why), with a warning for lost
 /// commits.
@@ -137,7 +229,7 @@ pub fn describe(r: &RepoEntry, label: &str, fate: &Fate, d: &mut Described) {
         tip.unwrap_or_else(|| "absent".into()),
     ));
     let keep = |why: &str| {
-        Change::new("keep_branch")
+        Change::new(ChangeKind::KeepBranch)
             .repo(label)
             .branch(&r.branch)
             .detail(why)
@@ -159,7 +251,7 @@ pub fn describe(r: &RepoEntry, label: &str, fate: &Fate, d: &mut Described) {
                 )),
             }
             d.changes.push(
-                Change::new("delete_branch")
+                Change::new(ChangeKind::DeleteBranch)
                     .repo(label)
                     .branch(&r.branch)
                     .destructive(fate.destructive())

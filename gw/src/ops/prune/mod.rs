@@ -8,26 +8,26 @@
 //! `gw delete`'s operation, so uncommitted work is refused, `pre_delete` runs, git's
 //! registrations are pruned and branches are deleted under the same rules.
 //!
-//! Branch candidates are local branches of every discovered repository that are merged
-//! into `origin/<base>` (or, with `--gone`, whose upstream was deleted), and that no
-//! worktree has checked out and no workspace records. The base branch and the main
-//! checkout's branch are never candidates.
+//! `gw prune branches` is [`branches`].
 
-use std::collections::{BTreeMap, HashSet};
+mod branches;
+
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+
+pub use branches::{
+    BranchCandidate, PruneBranchesOptions, PruneBranchesReport, branches_plan_doc, prune_branches,
+};
 
 use serde::Serialize;
 
 use crate::action::NextAction;
-use crate::config::RepoConfig;
-use crate::discover::Repo as Discovered;
 use crate::error::{Code, Error, Result};
 use crate::fsx;
-use crate::git;
 use crate::ops::delete::{self, DeleteOptions};
-use crate::ops::plan::{self, Change, Described, Fact, PlanDoc, PlanKind};
-use crate::ops::{Ctx, Outcome, RepoResult, repos};
-use crate::parallel;
+use crate::ops::plan::{self, Change, ChangeKind, Described, Fact, PlanDoc, PlanKind};
+use crate::ops::safety::Remover;
+use crate::ops::{Ctx, Outcome, RepoResult};
 use crate::state::State;
 
 /// The default `--min-age`.
@@ -138,13 +138,14 @@ pub fn prune(ctx: &Ctx<'_>, opts: PruneOptions) -> Result<PruneReport> {
         report.warnings = warnings;
         return Ok(report);
     }
-    let deleted = delete::delete(
+    let deleted = delete::delete_as(
         ctx,
         DeleteOptions {
             names: candidates.iter().map(|c| c.name.clone()).collect(),
             force: false,
             expect: None,
         },
+        Remover::Prune,
     )?;
     warnings.extend(deleted.warnings.iter().cloned());
     let mut failed: Vec<(String, Code, String)> = Vec::new();
@@ -257,6 +258,7 @@ fn describe(ctx: &Ctx<'_>, config: &crate::config::Config, candidates: &[Candida
             config,
             std::slice::from_ref(&c.name),
             false,
+            Remover::Prune,
             &mut going,
         ) {
             Ok(one) => {
@@ -276,9 +278,11 @@ fn describe(ctx: &Ctx<'_>, config: &crate::config::Config, candidates: &[Candida
                 }));
                 d.warnings.extend(one.warnings);
             }
-            Err(e) => d
-                .changes
-                .push(Change::new("skip").repo(&c.name).detail(e.message.clone())),
+            Err(e) => d.changes.push(
+                Change::new(ChangeKind::Skip)
+                    .repo(&c.name)
+                    .detail(e.message.clone()),
+            ),
         }
     }
     d
@@ -320,214 +324,6 @@ fn candidates(state: &State, min_age_secs: u64) -> (Vec<Candidate>, Vec<String>)
             outcome: None,
             detail: None,
             repos: Vec::new(),
-        });
-    }
-    (out, warnings)
-}
-
-#[derive(Debug, Clone)]
-pub struct PruneBranchesOptions {
-    /// Also branches whose upstream was deleted (force-deleted: they may hold commits
-    /// found nowhere else, e.g. after a squash merge).
-    pub gone: bool,
-    /// `git fetch --prune` every repository first.
-    pub fetch: bool,
-    pub yes: bool,
-}
-
-/// A branch that is (or was) a prune candidate.
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-pub struct BranchCandidate {
-    pub repo: String,
-    /// The repository's main checkout.
-    pub path: PathBuf,
-    pub branch: String,
-    /// `merged into origin/main`, or `upstream origin/x is gone`.
-    pub reason: String,
-    /// With `--yes`: `deleted` or `failed`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<Outcome>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-}
-
-#[derive(Debug, Serialize)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-pub struct PruneBranchesReport {
-    pub applied: bool,
-    pub branches: Vec<BranchCandidate>,
-    pub count: usize,
-    #[serde(skip)]
-    pub warnings: Vec<String>,
-    #[serde(skip)]
-    pub failure: Option<Error>,
-    #[serde(skip)]
-    pub argv: Vec<String>,
-}
-
-impl PruneBranchesReport {
-    pub fn next_actions(&self) -> Vec<NextAction> {
-        if !self.applied && !self.branches.is_empty() {
-            let argv: Vec<&str> = self.argv.iter().map(String::as_str).collect();
-            return vec![NextAction::destructive(
-                format!(
-                    "Delete {}",
-                    crate::ops::count(self.branches.len(), "branch", "branches")
-                ),
-                &argv,
-            )];
-        }
-        Vec::new()
-    }
-}
-
-/// `gw prune branches [--gone] [--fetch] [--yes]`.
-pub fn prune_branches(ctx: &Ctx<'_>, opts: PruneBranchesOptions) -> Result<PruneBranchesReport> {
-    let config = ctx.config()?;
-    let state = ctx.state()?;
-    let discovery = repos::discover(ctx, &config);
-    let recorded: HashSet<(PathBuf, String)> = state
-        .workspaces
-        .iter()
-        .flat_map(|w| w.repos.iter())
-        .map(|r| (fsx::canonical(&r.source_repo), r.branch.clone()))
-        .collect();
-    if opts.fetch {
-        ctx.events.progress(&format!(
-            "fetching {}",
-            crate::ops::count(discovery.repos.len(), "repository", "repositories")
-        ));
-    }
-    let found = parallel::map(&discovery.repos, |r| repo_candidates(r, &opts, &recorded));
-    let mut warnings = discovery.warnings.clone();
-    let mut branches = Vec::new();
-    for (c, w) in found {
-        branches.extend(c);
-        warnings.extend(w);
-    }
-    let mut argv: Vec<String> = ["gw", "prune", "branches"].map(String::from).to_vec();
-    if opts.gone {
-        argv.push("--gone".into());
-    }
-    argv.extend(["--yes", "--format", "json"].map(String::from));
-    let mut report = PruneBranchesReport {
-        applied: opts.yes,
-        count: branches.len(),
-        branches,
-        warnings,
-        failure: None,
-        argv,
-    };
-    if !opts.yes {
-        return Ok(report);
-    }
-    for b in report.branches.iter_mut() {
-        // Merged branches' commits are on the base; a gone branch is force-deleted by
-        // request. Either way git's own `-d` check (against HEAD) is the wrong question.
-        match git::branch_delete(&b.path, &b.branch, true) {
-            Ok(()) => b.outcome = Some(Outcome::Deleted),
-            Err(e) => {
-                b.outcome = Some(Outcome::Failed);
-                b.detail = Some(e.to_string());
-            }
-        }
-    }
-    let failed: Vec<String> = report
-        .branches
-        .iter()
-        .filter(|b| b.outcome == Some(Outcome::Failed))
-        .map(|b| {
-            format!(
-                "{} {}: {}",
-                b.repo,
-                b.branch,
-                b.detail.as_deref().unwrap_or("failed")
-            )
-        })
-        .collect();
-    if !failed.is_empty() {
-        report.failure = Some(
-            Error::new(
-                Code::GitFailed,
-                format!(
-                    "could not delete {} of {}: {}",
-                    failed.len(),
-                    crate::ops::count(report.branches.len(), "branch", "branches"),
-                    failed.join("; ")
-                ),
-            )
-            .with_details(serde_json::json!({ "failed": failed })),
-        );
-    }
-    Ok(report)
-}
-
-fn repo_candidates(
-    r: &Discovered,
-    opts: &PruneBranchesOptions,
-    recorded: &HashSet<(PathBuf, String)>,
-) -> (Vec<BranchCandidate>, Vec<String>) {
-    let mut warnings = Vec::new();
-    if r.remote.is_none() {
-        return (Vec::new(), warnings);
-    }
-    if opts.fetch
-        && let Err(e) = git::fetch_prune(&r.path)
-    {
-        warnings.push(format!("{}: fetch failed, using local state: {e}", r.name));
-    }
-    let Ok(repo) = git::Repo::open(&r.path) else {
-        return (Vec::new(), warnings);
-    };
-    let configured = RepoConfig::load(&r.path).ok().and_then(|c| c.base_branch);
-    let Some(base) = repo.resolve_base(configured.as_deref()) else {
-        return (Vec::new(), warnings);
-    };
-    let Some(base_short) = base.name.strip_prefix("origin/") else {
-        // No remote base: nothing can be called merged upstream.
-        return (Vec::new(), warnings);
-    };
-    let mut protected: HashSet<String> = HashSet::new();
-    protected.insert(base_short.to_string());
-    match repo.worktrees() {
-        Ok(wts) => protected.extend(wts.into_iter().filter_map(|w| w.branch)),
-        Err(e) => {
-            warnings.push(format!("{}: cannot list worktrees: {e}", r.name));
-            return (Vec::new(), warnings);
-        }
-    }
-    let canonical = fsx::canonical(&r.path);
-    let branches = match repo.local_branches() {
-        Ok(b) => b,
-        Err(e) => {
-            warnings.push(format!("{}: cannot list branches: {e}", r.name));
-            return (Vec::new(), warnings);
-        }
-    };
-    let mut out = Vec::new();
-    for b in branches {
-        if protected.contains(&b.name) || recorded.contains(&(canonical.clone(), b.name.clone())) {
-            continue;
-        }
-        let merged = matches!(repo.ahead_behind(&b.oid, &base.oid), Ok((0, _)));
-        let reason = if merged {
-            format!("merged into {}", base.name)
-        } else if opts.gone && b.upstream_gone {
-            format!(
-                "upstream {} is gone",
-                b.upstream.as_deref().unwrap_or("branch")
-            )
-        } else {
-            continue;
-        };
-        out.push(BranchCandidate {
-            repo: r.name.clone(),
-            path: r.path.clone(),
-            branch: b.name,
-            reason,
-            outcome: None,
-            detail: None,
         });
     }
     (out, warnings)
