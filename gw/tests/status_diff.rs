@@ -1,0 +1,140 @@
+//! grove's status against git's on seeded random worktree states (`e2e::statediff`): a
+//! fixed list of seeds here, in every test run; `.ci/run` adds a seed from the date and
+//! `cargo xtask status-diff --seeds N` runs as many as asked.
+#![allow(clippy::print_stderr)]
+// A test harness: it reads its environment and runs itself again in a hermetic one.
+#![allow(clippy::disallowed_methods)]
+
+use std::path::Path;
+
+use e2e::statediff::{self, Plan, Views};
+
+/// grove's in-process reading: what `Repo::changes` and its siblings say.
+fn probe(dir: &Path) -> Result<Views, String> {
+    let repo = grove::git::Repo::open(dir).map_err(|e| e.to_string())?;
+    let changes = repo.changes().map_err(|e| e.to_string())?;
+    let shown = repo.changes_shown().map_err(|e| e.to_string())?;
+    let (_, ignored) = repo.changes_and_ignored().map_err(|e| e.to_string())?;
+    Ok(Views {
+        clean: changes.is_clean(),
+        unreadable: changes.unreadable.iter().map(|u| u.path.clone()).collect(),
+        changes: changes.lines,
+        shown: shown.lines,
+        ignored,
+    })
+}
+
+/// The seeds every run tries (each builds a world and changes it [`STATES`] times).
+const SEEDS: &[u64] = &[
+    1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610, 987, 1597, 2584, 4181, 6765, 10946,
+];
+const STATES: usize = 6;
+
+#[test]
+fn grove_agrees_with_git_on_seeded_worktree_states() {
+    if !hermetic("grove_agrees_with_git_on_seeded_worktree_states") {
+        return;
+    }
+    let plan = Plan {
+        seeds: SEEDS.to_vec(),
+        states: STATES,
+        jobs: 2,
+    };
+    judge(&plan);
+}
+
+/// `cargo xtask status-diff`: the seeds its environment names.
+#[test]
+#[ignore = "long: run by `cargo xtask status-diff`"]
+fn long_run() {
+    if !hermetic("long_run") {
+        return;
+    }
+    let var = |name: &str, default: u64| -> u64 {
+        std::env::var(name)
+            .ok()
+            .map(|v| {
+                v.parse()
+                    .unwrap_or_else(|_| panic!("{name}={v} is not a number"))
+            })
+            .unwrap_or(default)
+    };
+    let first = var("GW_STATUS_DIFF_SEED", 1);
+    let plan = Plan {
+        seeds: (first..first + var("GW_STATUS_DIFF_SEEDS", 100)).collect(),
+        states: var("GW_STATUS_DIFF_STATES", 10) as usize,
+        jobs: var("GW_STATUS_DIFF_JOBS", 2) as usize,
+    };
+    judge(&plan);
+}
+
+/// Set in the test process [`hermetic`] starts.
+const HERMETIC: &str = "GW_STATUS_DIFF_HERMETIC";
+
+/// Whether this process reads git's configuration as the worlds' git does, and may run the
+/// test `name`. grove's side is read in this process, so it must see what git sees: no
+/// configuration of the host, and a `HOME` the unprivileged user the worlds are read as can
+/// search (root's is not: its `~/.config/git/ignore` would be unreadable to grove alone).
+/// When not, this runs `name` again in a process that does (its output passed through),
+/// fails if that fails, and returns false.
+fn hermetic(name: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    if std::env::var_os(HERMETIC).is_some() {
+        return true;
+    }
+    let home = tempfile::tempdir().expect("a temporary home");
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod the temporary home");
+    let exe = std::env::current_exe().expect("this test's executable");
+    let status = std::process::Command::new(exe)
+        .args(["--exact", name, "--nocapture", "--include-ignored"])
+        .env(HERMETIC, "1")
+        .env("HOME", home.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .envs(e2e::HERMETIC_GIT.iter().copied())
+        .env("GW_BIN", e2e::gw_bin())
+        .status()
+        .expect("run the test again");
+    assert!(status.success(), "{name} failed (its output is above)");
+    false
+}
+
+/// Runs `plan` and fails on any disagreement, printing each with its reproduction.
+fn judge(plan: &Plan) {
+    let report = statediff::run(plan, e2e::gw_bin(), probe, &|line| eprintln!("{line}"));
+    eprintln!(
+        "{} states, {} deliberate differences, unreadable paths tried: {}",
+        report.states,
+        report.deliberate.len(),
+        report.unreadable_tried
+    );
+    for d in &report.deliberate {
+        eprintln!("deliberate: {d}");
+    }
+    if !report.disagreements.is_empty() {
+        for d in &report.disagreements {
+            eprintln!("{d}");
+        }
+        panic!(
+            "{} disagreement(s) with git (seeds {:?}); each is printed above with a script that \
+             rebuilds it",
+            report.disagreements.len(),
+            report
+                .disagreements
+                .iter()
+                .map(|d| d.seed)
+                .collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(
+        report.states + report.stopped,
+        plan.seeds.len() * plan.states,
+        "every state of every seed is compared, or left because its seed stopped"
+    );
+    if e2e::in_ci() {
+        assert!(
+            report.unreadable_tried,
+            "unreadable paths were not tried: this must run as (or become) an unprivileged user"
+        );
+    }
+}
