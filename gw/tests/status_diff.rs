@@ -43,6 +43,24 @@ fn grove_agrees_with_git_on_seeded_worktree_states() {
     judge(&plan);
 }
 
+/// Seeds on which long runs once found grove disagreeing with git, each kept: an ignored
+/// directory holding nothing listed inside an untracked one (20261283, 20261303,
+/// 20261390, 20261395); an unreadable directory where the index holds a file, which git
+/// reads and warns of without showing it (20261292).
+const FOUND: &[u64] = &[20261283, 20261292, 20261303, 20261390, 20261395];
+
+#[test]
+fn the_seeds_long_runs_found_disagreeing_stay_agreed() {
+    if !hermetic("the_seeds_long_runs_found_disagreeing_stay_agreed") {
+        return;
+    }
+    judge(&Plan {
+        seeds: FOUND.to_vec(),
+        states: 8,
+        jobs: 2,
+    });
+}
+
 /// `cargo xtask status-diff`: the seeds its environment names.
 #[test]
 #[ignore = "long: run by `cargo xtask status-diff`"]

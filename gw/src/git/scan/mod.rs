@@ -479,11 +479,20 @@ impl<'r> Worker<'r> {
             // directory holds; it does not collapse it to `dir/`). A file where the index
             // holds a directory is untracked.
             let collapse = ask.untracked != Untracked::All;
-            let tracked = dir.names[at..]
-                .iter()
-                .take_while(|t| t.key == n.key && tracked_name(t) == name)
-                .any(|t| t.dir == is_dir || (collapse && !t.dir));
-            if tracked {
+            let same_name = || {
+                dir.names[at..]
+                    .iter()
+                    .take_while(|t| t.key == n.key && tracked_name(t) == name)
+            };
+            if same_name().any(|t| t.dir == is_dir) {
+                continue;
+            }
+            if collapse && same_name().any(|t| !t.dir) {
+                // git still looks into it (and warns of what it cannot read) though it
+                // shows nothing of it: what it could not read is reported all the same.
+                if is_dir && ask.untracked == Untracked::Normal {
+                    self.look_into_unshown(fd, name, &join(&dir.path, name))?;
+                }
                 continue;
             }
             // Asked for every untracked file, a repository where the index holds a file is

@@ -275,3 +275,44 @@ fn a_touched_file_is_compared_as_git_stores_it() {
     assert_eq!(gw_status(&dir), [" M w.txt"]);
     assert_eq!(git_status(&dir, &[]), [" M w.txt"]);
 }
+
+/// The ignored names delete would remove, by grove and by git (grove lists them as git's
+/// `--ignored=traditional` does with untracked directories collapsed, whatever
+/// `status.showUntrackedFiles` says).
+fn ignored_both_ways(dir: &Path) -> Vec<(String, Vec<String>, Vec<String>)> {
+    ["normal", "all"]
+        .into_iter()
+        .map(|mode| {
+            git(dir, &["config", "status.showUntrackedFiles", mode]);
+            let (_, mut ours) = Repo::open(dir).unwrap().changes_and_ignored().unwrap();
+            ours.sort();
+            let mut theirs: Vec<String> =
+                git_status(dir, &["--ignored=traditional", "--untracked-files=normal"])
+                    .into_iter()
+                    .filter_map(|l| l.strip_prefix("!! ").map(str::to_string))
+                    .collect();
+            theirs.sort();
+            (mode.to_string(), ours, theirs)
+        })
+        .collect()
+}
+
+#[test]
+fn an_ignored_directory_holding_nothing_is_not_listed_inside_an_untracked_one() {
+    // Found by the status-diff (seed 20261283): an ignored directory holding only a fake
+    // `.git` inside an untracked directory made grove list the untracked one as ignored.
+    let (_tmp, dir) = new_repo();
+    write(&dir, ".gitignore", "*.txt\n");
+    write(&dir, "t/a", "a\n");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "one"]);
+    std::fs::create_dir_all(dir.join("t/e.txt")).unwrap();
+    std::fs::create_dir_all(dir.join("t/u/e2.txt")).unwrap();
+    write(&dir, "t/v/g.txt/.git/HEAD", "ref: refs/heads/main\n");
+    write(&dir, "t/f/.git/HEAD", "ref: refs/heads/main\n");
+    write(&dir, "t/f/h.txt/.git/HEAD", "ref: refs/heads/main\n");
+    write(&dir, "t/w/x.txt", "x\n");
+    for (mode, ours, theirs) in ignored_both_ways(&dir) {
+        assert_eq!(ours, theirs, "status.showUntrackedFiles={mode}");
+    }
+}

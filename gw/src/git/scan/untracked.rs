@@ -111,7 +111,12 @@ impl Worker<'_> {
             let child = join(path, name);
             let text = String::from_utf8_lossy(&child).into_owned();
             if self.excluded(path, fd, &child, is_dir) {
-                ignored.push(if is_dir { text + "/" } else { text });
+                // As at the top: an ignored directory counts only when it holds a file.
+                if !is_dir {
+                    ignored.push(text);
+                } else if open_dir(fd, name).is_ok_and(|sub| self.holds_a_file(sub.as_fd())) {
+                    ignored.push(text + "/");
+                }
                 continue;
             }
             if !is_dir {
@@ -155,6 +160,26 @@ impl Worker<'_> {
 }
 
 impl Worker<'_> {
+    /// Looks into the untracked directory `path` (`name` in the directory open at `at`)
+    /// that git reads but does not show, for what it cannot read.
+    pub(super) fn look_into_unshown(
+        &mut self,
+        at: BorrowedFd<'_>,
+        name: &[u8],
+        path: &[u8],
+    ) -> Result<(), String> {
+        match open_dir(at, name) {
+            Ok(fd) if !self.is_nested_repository(fd.as_fd()) => {
+                // What it holds is not shown; only what could not be read counts.
+                self.inside(fd.as_fd(), path)?;
+            }
+            Ok(_) => {}
+            Err(e) if is_gone(e) => {}
+            Err(e) => self.unreadable(path, true, e),
+        }
+        Ok(())
+    }
+
     /// Whether the directory open at `fd` is a repository other than this one
     /// ([`is_repository`]): git does not count a `.git` that is, links resolved, this
     /// repository's own git directory (`treat_directory`'s `real_pathdup` comparison); the
