@@ -62,7 +62,10 @@ impl Worker<'_> {
             (Mode::SYMLINK, FileType::Symlink) => None,
             (Mode::FILE | Mode::FILE_EXECUTABLE, FileType::Symlink)
             | (Mode::SYMLINK, FileType::RegularFile) => Some('T'),
-            // A fifo, a socket, a device where a file was: git says modified.
+            // A fifo, a socket, a device: git takes it for a regular file (its
+            // `ce_mode_from_stat`), so where a symbolic link was, it changed kind; where a
+            // file was, it is modified.
+            (Mode::SYMLINK, _) => Some('T'),
             _ => Some('M'),
         };
         if let Some(y) = y {

@@ -316,3 +316,19 @@ fn an_ignored_directory_holding_nothing_is_not_listed_inside_an_untracked_one() 
         assert_eq!(ours, theirs, "status.showUntrackedFiles={mode}");
     }
 }
+
+#[test]
+fn a_fifo_where_a_symbolic_link_was_changed_kind() {
+    // Found by the status-diff (seed 20261447): git takes a fifo for a regular file, so
+    // where the index holds a symbolic link it is ` T`, where a file, ` M`.
+    let (_tmp, dir) = new_repo();
+    write(&dir, "f", "f\n");
+    std::os::unix::fs::symlink("f", dir.join("link")).unwrap();
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "one"]);
+    for name in ["f", "link"] {
+        std::fs::remove_file(dir.join(name)).unwrap();
+        fifo(&dir.join(name));
+    }
+    assert_eq!(gw_status(&dir), git_status(&dir, &[]));
+}
