@@ -147,7 +147,9 @@ impl Config {
         &self.path
     }
 
-    fn parse(path: &Path, text: &str, home: &GroveHome, env: &Env) -> Result<Config, Error> {
+    /// Reads `text` as the `config.toml` at `path` (public for the fuzz targets).
+    #[doc(hidden)]
+    pub fn parse(path: &Path, text: &str, home: &GroveHome, env: &Env) -> Result<Config, Error> {
         let invalid = |detail: String| Error::Invalid {
             path: path.to_path_buf(),
             detail,
@@ -242,7 +244,10 @@ impl Config {
         })
     }
 
-    fn migrate_repos_dir(&mut self) {
+    /// Replaces a legacy `repos_dir` with `repo_dirs` in the document (public for the fuzz
+    /// targets; [`Config::load_optional`] does it and saves).
+    #[doc(hidden)]
+    pub fn migrate_repos_dir(&mut self) {
         // Comments written above the old key move to the new one.
         let prefix = self
             .doc

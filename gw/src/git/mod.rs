@@ -19,6 +19,8 @@ pub use history::reflog;
 pub use read::{
     Base, BranchInfo, Changes, Head, Repo, Unreadable, WorktreeStatus, worktree_status,
 };
+#[doc(hidden)]
+pub use scan::ignored_by_rules;
 pub use tracking::{Tracking, Unknown, tracking};
 pub use worktree::{
     Link, WorktreeInfo, in_progress, is_worktree_of, link, lock_reason, repository_locks,

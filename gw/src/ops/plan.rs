@@ -237,7 +237,9 @@ pub fn fingerprint(kind: PlanKind, inputs: &Value, facts: &[Fact]) -> String {
     sha256_hex(doc.to_string().as_bytes())
 }
 
-fn digest(doc: &PlanDoc) -> String {
+/// The digest `doc` must carry (public for the fuzz targets).
+#[doc(hidden)]
+pub fn digest(doc: &PlanDoc) -> String {
     let mut v = serde_json::to_value(doc).expect("plans serialise");
     if let Some(o) = v.as_object_mut() {
         o.remove("digest");

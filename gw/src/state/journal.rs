@@ -493,7 +493,9 @@ pub fn scan(home: &GroveHome, take_locks: bool) -> Result<Vec<Found>, Error> {
     Ok(out)
 }
 
-fn parse(path: &Path, text: &str) -> Result<Record, String> {
+/// Reads the journal at `path` from its text (public for the fuzz targets).
+#[doc(hidden)]
+pub fn parse(path: &Path, text: &str) -> Result<Record, String> {
     let record: Record = serde_json::from_str(text).map_err(|e| e.to_string())?;
     if record.version != VERSION {
         return Err(format!("unsupported journal version {}", record.version));
@@ -520,7 +522,8 @@ pub fn rewrite(path: &Path, record: &Record) -> Result<(), Error> {
 
 /// A record as JSON; a path that is not UTF-8 cannot be written (nothing grove makes has
 /// one: its paths come from configuration and names, which are text).
-fn serialise(path: &Path, record: &Record) -> Result<String, Error> {
+#[doc(hidden)]
+pub fn serialise(path: &Path, record: &Record) -> Result<String, Error> {
     serde_json::to_string_pretty(record).map_err(|e| {
         Error::Io(fsx::Error::new(
             "write",

@@ -148,21 +148,27 @@ impl Ignores {
         fd: Option<BorrowedFd<'_>>,
         unreadable: &mut Vec<(String, String)>,
     ) {
+        self.enter_with(dir, |ignores, source| {
+            match fd.map_or(Read::Absent, |fd| read_rules(fd, ".gitignore")) {
+                Read::Found(bytes) => Some(bytes),
+                Read::Absent => ignores.staged(repo, source),
+                Read::Unreadable(why) => {
+                    unreadable.push((String::from_utf8_lossy(source).into_owned(), why));
+                    None
+                }
+            }
+        });
+    }
+
+    /// Enters `dir` as [`Ignores::enter`] does, its `.gitignore` (at `source`, the second
+    /// argument) read by `read` unless a rule above excludes the directory.
+    fn enter_with(&mut self, dir: &[u8], read: impl FnOnce(&Ignores, &[u8]) -> Option<Vec<u8>>) {
         let excluded = !dir.is_empty()
             && (self.levels.iter().any(|l| l.excluded) || self.matching(dir, true) == Some(true));
         let mut list = None;
         if !excluded {
             let source = join(dir, b".gitignore");
-            let read = fd.map_or(Read::Absent, |fd| read_rules(fd, ".gitignore"));
-            let bytes = match read {
-                Read::Found(bytes) => Some(bytes),
-                Read::Absent => self.staged(repo, &source),
-                Read::Unreadable(why) => {
-                    unreadable.push((String::from_utf8_lossy(&source).into_owned(), why));
-                    None
-                }
-            };
-            list = bytes.and_then(|b| {
+            list = read(self, &source).and_then(|b| {
                 List::from_bytes(
                     &b,
                     path_of(&source),
@@ -217,6 +223,31 @@ impl Ignores {
     }
 }
 
+/// Whether `path` (a directory when `is_dir`) is ignored under `exclude` (as
+/// `info/exclude`) and `rules` (as the worktree's `.gitignore`), each directory above it
+/// entered as the walk enters it (none of them holding a `.gitignore`). For the
+/// `gitignore` fuzz target (`fuzz/`): the walk reads its rules from the directories it
+/// opens.
+#[doc(hidden)]
+pub fn ignored_by_rules(exclude: &[u8], rules: &[u8], path: &[u8], is_dir: bool) -> bool {
+    let parse = gix::ignore::search::Ignore::default();
+    let info = PathBuf::from("info/exclude");
+    let mut ignores = Ignores {
+        parse,
+        globals: List::from_bytes(exclude, info, None, parse)
+            .ok()
+            .into_iter()
+            .collect(),
+        levels: Vec::new(),
+        skipped: Vec::new(),
+    };
+    ignores.enter_with(b"", |_, _| Some(rules.to_vec()));
+    for (i, _) in path.iter().enumerate().filter(|(_, b)| **b == b'/') {
+        ignores.enter_with(&path[..i], |_, _| None);
+    }
+    ignores.excluded(path, is_dir)
+}
+
 /// A global rules file (git follows symbolic links to these).
 fn read_global(
     path: &std::path::Path,
@@ -245,4 +276,29 @@ fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
 fn path_of(bytes: &[u8]) -> PathBuf {
     use std::os::unix::ffi::OsStrExt;
     PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ignored_by_rules as ignored;
+
+    #[test]
+    fn the_rules_decide_as_the_walk_decides() {
+        let rules = b"/build/*\n!/build/keep.txt\nnode_modules/\n*.log\n!important.log\n";
+        assert!(ignored(b"", rules, b"build/x.o", false));
+        assert!(!ignored(b"", rules, b"build/keep.txt", false));
+        assert!(!ignored(b"", rules, b"src/build/x.o", false), "anchored");
+        // A directory a rule excludes excludes everything in it, negations included.
+        assert!(ignored(b"", rules, b"a/node_modules", true));
+        assert!(
+            !ignored(b"", rules, b"a/node_modules", false),
+            "only a directory"
+        );
+        assert!(ignored(b"", rules, b"a/node_modules/important.log", false));
+        assert!(!ignored(b"", rules, b"a/important.log", false));
+        assert!(ignored(b"", rules, b"a/b/debug.log", false));
+        // info/exclude, below the worktree's rules.
+        assert!(ignored(b"*.o\n", b"", b"src/x.o", false));
+        assert!(!ignored(b"*.o\n", b"!x.o\n", b"src/x.o", false));
+    }
 }

@@ -53,6 +53,8 @@ pub(super) mod refresh;
 mod untracked;
 
 use compare::absent;
+#[doc(hidden)]
+pub use ignore::ignored_by_rules;
 use names::{Dir, Listing, Tracked, directories, key, order};
 
 /// What the comparison found.
