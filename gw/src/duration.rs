@@ -75,6 +75,17 @@ pub fn parse_age(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(n * hours * 3600))
 }
 
+/// An age for people, as `gw trash` shows one: `now`, `12m`, `5h`, `3d`.
+pub fn format_age(d: Duration) -> String {
+    let secs = d.as_secs();
+    match secs {
+        0..60 => "now".into(),
+        60..3600 => format!("{}m", secs / 60),
+        3600..172_800 => format!("{}h", secs / 3600),
+        _ => format!("{}d", secs / 86_400),
+    }
+}
+
 /// Parses a size: a whole or fractional number with an optional unit, `B`, `K`/`KB`/`KiB`,
 /// `M`/`MB`/`MiB`, `G`/`GB`/`GiB`, `T`/`TB`/`TiB` (case-insensitive; the `B` forms are
 /// powers of 1000, the others of 1024, as `du`, `ls -h` and cargo read them).

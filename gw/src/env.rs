@@ -56,6 +56,9 @@ pub struct Env {
     /// `GW_CRASH_AFTER_JOURNAL_WRITES`: kill the process after that many journal writes.
     /// Only for the crash tests.
     pub crash_after_journal_writes: Option<u32>,
+    /// `GW_TEST_NOW` (RFC 3339): the time the trash's retention is judged at. Only for the
+    /// tests of retention, which must not sleep for a week.
+    pub test_now: Option<String>,
     /// The variables grove sets for the commands it runs for a workspace (`PORT`,
     /// `GROVE_SLOT`, `GROVE_PORT_*`, `GROVE_REPO`, …; see `ops::hooks::Vars::environment`)
     /// that gw itself inherited from grove — from a shell that ran `eval "$(gw env)"`, or
@@ -152,6 +155,7 @@ impl Env {
             crash_after_journal_writes: var("GW_CRASH_AFTER_JOURNAL_WRITES")
                 .and_then(|v| v.into_string().ok())
                 .and_then(|v| v.parse().ok()),
+            test_now: var("GW_TEST_NOW").and_then(|v| v.into_string().ok()),
             inherited_workspace_vars: inherited_workspace_vars(std::env::vars_os().map(|(k, _)| k)),
             home,
         }
@@ -179,6 +183,7 @@ impl Env {
             test_panic: false,
             exe_name: None,
             crash_after_journal_writes: None,
+            test_now: None,
             inherited_workspace_vars: Vec::new(),
         }
     }

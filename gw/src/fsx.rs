@@ -342,6 +342,43 @@ pub fn remove_file(path: &Path) -> Result<()> {
     }
 }
 
+/// Copies the directory `from` to `to` (which must not exist), made under a temporary
+/// name beside it and renamed into place, so `to` is either whole or absent: files with
+/// their permission bits, symbolic links as links (never followed), directories; anything
+/// else (a fifo, a socket) is left out. For small trees (a worktree's private git
+/// directory), on one thread.
+pub fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    fn copy(from: &Path, to: &Path) -> io::Result<()> {
+        fs::create_dir(to)?;
+        for e in fs::read_dir(from)? {
+            let e = e?;
+            let (src, dst) = (e.path(), to.join(e.file_name()));
+            let kind = e.file_type()?;
+            if kind.is_dir() {
+                copy(&src, &dst)?;
+            } else if kind.is_symlink() {
+                symlink(fs::read_link(&src)?, &dst)?;
+            } else if kind.is_file() {
+                fs::copy(&src, &dst)?;
+            }
+        }
+        let mode = fs::symlink_metadata(from)?.permissions().mode();
+        fs::set_permissions(to, fs::Permissions::from_mode(mode))
+    }
+    let name = to
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let tmp = to.with_file_name(format!(".{name}.copy-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&tmp);
+    let made = copy(from, &tmp).and_then(|()| fs::rename(&tmp, to));
+    if made.is_err() {
+        let _ = fs::remove_dir_all(&tmp);
+    }
+    ctx("copy", from, made)
+}
+
 pub fn rename(from: &Path, to: &Path) -> Result<()> {
     ctx("rename", from, fs::rename(from, to))
 }

@@ -64,6 +64,10 @@ schemas! {
     "shell-init", "gw shell-init" => crate::ops::shell_init::ShellInitReport;
     "delete", "gw delete, gw ws delete" => crate::ops::delete::DeleteReport;
     "unlink-trash", "gw unlink-trash (internal: removes a deleted workspace's files)" => crate::ops::trash::UnlinkReport;
+    "trash", "gw trash, gw trash list" => crate::ops::trash::TrashReport;
+    "trash-empty", "gw trash empty" => crate::ops::trash::EmptyReport;
+    "trash-tidy", "gw trash tidy (internal: measures an entry and applies retention)" => crate::ops::trash::TidyReport;
+    "restore", "gw restore, gw undo" => crate::ops::restore::RestoreReport;
     "preset", "gw preset add|show|remove" => crate::ops::preset::PresetReport;
     "preset-list", "gw preset list" => crate::ops::preset::PresetListReport;
     "completions", "gw completions" => crate::output::render::Script;

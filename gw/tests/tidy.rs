@@ -130,6 +130,7 @@ const RULES: &[Rule] = &[
         name: "removal",
         forbidden: &[
             "branch_delete(",
+            "ref_delete(",
             "worktree_remove(",
             "remove_dir_all(",
             "discard_changes(",

@@ -14,6 +14,7 @@ use super::commands::setup::{
     AddDirArgs, CompletionsArgs, InitArgs, PresetArgs, RemoveDirArgs, SchemaArgs, ShellInitArgs,
     UnlinkTrashArgs,
 };
+use super::commands::trash::{RestoreArgs, TrashArgs, TrashCommand};
 use super::commands::trust::{TrustArgs, TrustCommand};
 use super::commands::workspace::{
     ContextArgs, CreateArgs, DeleteArgs, GoArgs, ListArgs, StatusArgs, WsArgs,
@@ -130,6 +131,12 @@ pub enum Command {
     Prune(PruneArgs),
     /// Find problems with workspaces, worktrees and grove's files; --fix repairs the safe ones
     Doctor(DoctorArgs),
+    /// List the deleted workspaces the trash keeps, or empty it
+    Trash(TrashArgs),
+    /// Bring a deleted workspace back from the trash: files, worktrees, branches and all
+    Restore(RestoreArgs),
+    /// Restore the workspace deleted last (what `gw plan undo` shows)
+    Undo,
     /// Manage plugins (list, install, remove, upgrade, search)
     Plugin(PluginArgs),
     /// Gather what a bug report needs (environment, doctor, recent log), secrets redacted
@@ -161,7 +168,10 @@ impl Command {
             | Command::Reset(_)
             | Command::AddRepo(_)
             | Command::RemoveRepo(_)
-            | Command::Rename(_) => true,
+            | Command::Rename(_)
+            | Command::Restore(_)
+            | Command::Undo => true,
+            Command::Trash(t) => !matches!(t.command, Some(TrashCommand::List) | None),
             Command::Ws(ws) => matches!(ws.command, WsCommand::Delete(_)),
             Command::Go(g) => g.delete,
             Command::Preset(p) => {
@@ -197,6 +207,19 @@ impl Command {
 }
 
 impl Command {
+    /// Whether the trash's retention is applied after the command: every mutating command
+    /// but the trash's own housekeeping and `gw doctor --fix` (which never purges it).
+    pub fn sweeps_trash(&self) -> bool {
+        !matches!(
+            self,
+            Command::UnlinkTrash(_)
+                | Command::Doctor(_)
+                | Command::Trash(TrashArgs {
+                    command: Some(TrashCommand::Tidy(_) | TrashCommand::Empty(_))
+                })
+        )
+    }
+
     /// Whether `--yes` approves the `.grove.toml` commands the command runs (`gw trust`).
     pub fn approves(&self) -> bool {
         use super::commands::workspace::WsCommand;

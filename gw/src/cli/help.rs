@@ -28,7 +28,12 @@ const GROUPS: &[(&str, &[&str])] = &[
             "env",
         ],
     ),
-    ("Clean up", &["delete", "prune", "doctor", "ws"]),
+    (
+        "Clean up",
+        &[
+            "delete", "prune", "trash", "restore", "undo", "doctor", "ws",
+        ],
+    ),
     (
         "Set up",
         &[

@@ -132,6 +132,7 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
     };
     crate::log::init(ctx.home.log(), cli.verbose);
     let mutates = command.mutates();
+    let sweeps = mutates && command.sweeps_trash();
     // A repository's `.grove.toml` commands not approved yet: `--yes` approves them, a
     // person at a terminal is asked, anyone else is refused (`UNTRUSTED_COMMANDS`).
     ctx.approval = if command.approves() {
@@ -148,7 +149,7 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
     let result = commands::dispatch(&ctx, command, ui, cli.format);
     events.finish();
     log_command(&args, &result, started.elapsed(), mutates);
-    match result {
+    let code = match result {
         Ok(out) => {
             let code = output::emit(&mut p, out.report.as_ref(), out.data);
             // The process ends right after this: freeing a large report (a thousand
@@ -157,7 +158,13 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
             code
         }
         Err(e) => output::emit_error(&mut p, &cancelled_instead(e)),
+    };
+    // Retention has no daemon: each mutating command purges what has expired, a bounded
+    // number of entries, after its own output.
+    if sweeps && crate::proc::signals::requested().is_none() {
+        crate::ops::trash::sweep(&ctx);
     }
+    code
 }
 
 /// A command that failed after SIGINT or SIGTERM asked it to stop failed because of that

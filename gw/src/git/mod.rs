@@ -6,6 +6,7 @@
 
 mod hidden;
 mod history;
+mod kept;
 mod pristine;
 mod read;
 mod scan;

@@ -217,6 +217,38 @@ pub fn branch_create(source: &Path, branch: &str, at: &str) -> Result<(), Error>
     Ok(())
 }
 
+/// Creates the reference `full` (`refs/grove/trash/…`) at `oid`; refused by git when it
+/// exists already.
+pub fn ref_create(source: &Path, full: &str, oid: &str) -> Result<(), Error> {
+    let zero = "0".repeat(oid.len());
+    check(
+        Cmd::git(source).args(["update-ref", "--no-deref", full, oid, &zero]),
+        source,
+    )?;
+    Ok(())
+}
+
+/// Deletes the reference `full` if it still points at `oid` (git refuses otherwise).
+pub fn ref_delete(source: &Path, full: &str, oid: &str) -> Result<(), Error> {
+    check(
+        Cmd::git(source).args(["update-ref", "--no-deref", "-d", full, oid]),
+        source,
+    )?;
+    Ok(())
+}
+
+/// Adds `branch.<branch>.<key> = value` to the repository's own configuration.
+pub fn branch_config_add(source: &Path, branch: &str, key: &str, value: &str) -> Result<(), Error> {
+    check(
+        Cmd::git(source)
+            .args(["config", "--local", "--add"])
+            .arg(format!("branch.{branch}.{key}"))
+            .arg(value),
+        source,
+    )?;
+    Ok(())
+}
+
 /// How a `git rebase` ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rebase {

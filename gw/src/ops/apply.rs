@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use crate::error::{Code, Error, Result};
 use crate::fsx;
 use crate::ops::plan::{self, PlanDoc, PlanKind};
-use crate::ops::{Ctx, add_repo, create, delete, prune, remove_repo, rename, reset, sync};
+use crate::ops::{Ctx, add_repo, create, delete, prune, remove_repo, rename, reset, restore, sync};
 
 /// What applying a plan produced: the report of the command it ran.
 pub enum Applied {
@@ -22,6 +22,7 @@ pub enum Applied {
     Sync(sync::SyncReport),
     Prune(prune::PruneReport),
     PruneBranches(prune::PruneBranchesReport),
+    Restore(restore::RestoreReport),
 }
 
 /// Where a plan is read from.
@@ -94,6 +95,11 @@ pub fn apply(ctx: &Ctx<'_>, doc: &PlanDoc) -> Result<Applied> {
             let mut o: prune::PruneBranchesOptions = inputs(doc)?;
             o.expect = expect;
             Applied::PruneBranches(prune::prune_branches(ctx, o).map_err(no_longer_applies)?)
+        }
+        PlanKind::Restore => {
+            let mut o: restore::RestoreOptions = inputs(doc)?;
+            o.expect = expect;
+            Applied::Restore(restore::restore(ctx, o).map_err(no_longer_applies)?)
         }
     })
 }

@@ -27,6 +27,9 @@ pub struct DeleteOptions {
     pub names: Vec<String>,
     /// Discard uncommitted changes and delete branches holding unpushed commits.
     pub force: bool,
+    /// Erase at once instead of keeping the workspace in the trash for `gw restore`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub purge: bool,
     /// `gw apply`: the plan this delete must match.
     #[serde(skip)]
     pub expect: Option<plan::Expect>,
@@ -54,6 +57,9 @@ pub struct Deletion {
     /// The state entry was removed. False when something failed and the entry was kept
     /// so the delete can be retried.
     pub state_removed: bool,
+    /// The trash entry that keeps it for `gw restore` (`null`: erased, with `--purge` or
+    /// `trash.keep = "0"`, or not deleted).
+    pub trash: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<DeletionError>,
 }
@@ -87,10 +93,19 @@ impl DeleteReport {
     }
 
     pub fn next_actions(&self) -> Vec<NextAction> {
-        vec![NextAction::read(
+        let mut out = vec![NextAction::read(
             "List the remaining workspaces",
             &["gw", "list", "--format", "json"],
-        )]
+        )];
+        for d in &self.deleted {
+            if let Some(id) = &d.trash {
+                out.push(NextAction::write(
+                    format!("Bring workspace {} back from the trash", d.name),
+                    &["gw", "restore", id, "--format", "json"],
+                ));
+            }
+        }
+        out
     }
 }
 
@@ -110,8 +125,21 @@ pub fn delete_as(ctx: &Ctx<'_>, opts: DeleteOptions, remover: Remover) -> Result
         );
     }
     if let Some(expect) = &opts.expect {
-        let now = describe_after(ctx, &config, &names, opts.force, remover, &mut Vec::new())?;
-        plan::verify(PlanKind::Delete, expect, &inputs(&names, opts.force), &now)?;
+        let now = describe_after(
+            ctx,
+            &config,
+            &names,
+            opts.force,
+            keeps(&config, opts.purge),
+            remover,
+            &mut Vec::new(),
+        )?;
+        plan::verify(
+            PlanKind::Delete,
+            expect,
+            &inputs(&names, opts.force, opts.purge),
+            &now,
+        )?;
     }
     let mut report = DeleteReport {
         deleted: Vec::new(),
@@ -140,6 +168,7 @@ pub fn delete_as(ctx: &Ctx<'_>, opts: DeleteOptions, remover: Remover) -> Result
                     outcome: WorkspaceOutcome::Failed,
                     repos: Vec::new(),
                     state_removed: false,
+                    trash: None,
                     error: Some(DeletionError {
                         code: e.code,
                         message: e.message.clone(),
@@ -150,7 +179,16 @@ pub fn delete_as(ctx: &Ctx<'_>, opts: DeleteOptions, remover: Remover) -> Result
             }
         };
         let hook = config.hooks.get(HookKind::PreDelete);
-        match delete_one(ctx, &ws, hook, remover, opts.force, &mut report.warnings) {
+        let keep = !opts.purge && !config.trash.keep.is_zero();
+        match delete_one(
+            ctx,
+            &ws,
+            hook,
+            remover,
+            opts.force,
+            keep,
+            &mut report.warnings,
+        ) {
             Ok(d) => {
                 if d.state_removed {
                     crate::stats::record(&ctx.home, crate::stats::Event::WorkspaceDeleted, &ws);
@@ -181,6 +219,7 @@ pub fn delete_as(ctx: &Ctx<'_>, opts: DeleteOptions, remover: Remover) -> Result
                     outcome: WorkspaceOutcome::Failed,
                     repos: Vec::new(),
                     state_removed: false,
+                    trash: None,
                     error: Some(DeletionError {
                         code: e.code,
                         message: e.message.clone(),
@@ -217,10 +256,11 @@ fn clean_names(names: &[String]) -> Vec<String> {
     out
 }
 
-fn inputs(names: &[String], force: bool) -> serde_json::Value {
+fn inputs(names: &[String], force: bool, purge: bool) -> serde_json::Value {
     serde_json::to_value(DeleteOptions {
         names: names.to_vec(),
         force,
+        purge,
         expect: None,
     })
     .expect("options serialise")
@@ -236,10 +276,10 @@ pub fn plan_doc(ctx: &Ctx<'_>, opts: &DeleteOptions) -> Result<PlanDoc> {
             Error::usage("no workspace names given").with_fix("Name the workspaces to delete")
         );
     }
-    let described = describe(ctx, &config, &names, opts.force)?;
+    let described = describe(ctx, &config, &names, opts.force, opts.purge)?;
     Ok(plan::document(
         PlanKind::Delete,
-        inputs(&names, opts.force),
+        inputs(&names, opts.force, opts.purge),
         described,
     ))
 }
@@ -250,8 +290,23 @@ pub fn describe(
     config: &crate::config::Config,
     names: &[String],
     force: bool,
+    purge: bool,
 ) -> Result<Described> {
-    describe_after(ctx, config, names, force, Remover::Delete, &mut Vec::new())
+    describe_after(
+        ctx,
+        config,
+        names,
+        force,
+        keeps(config, purge),
+        Remover::Delete,
+        &mut Vec::new(),
+    )
+}
+
+/// Whether a delete keeps what it removes in the trash: unless `--purge`, or
+/// `trash.keep = "0"`.
+pub fn keeps(config: &crate::config::Config, purge: bool) -> bool {
+    !purge && !config.trash.keep.is_zero()
 }
 
 /// [`describe`], after earlier deletions of the same command that delete the branches
@@ -261,6 +316,7 @@ pub fn describe_after(
     config: &crate::config::Config,
     names: &[String],
     force: bool,
+    keep: bool,
     remover: Remover,
     going: &mut Vec<(PathBuf, String)>,
 ) -> Result<Described> {
@@ -319,16 +375,24 @@ pub fn describe_after(
                 Change::new(ChangeKind::MoveToTrash)
                     .path(&ws.path)
                     .destructive(dirty || !stray.is_empty())
-                    .detail(format!(
-                        "into {}/; the files are removed in the background",
-                        crate::home::TRASH
-                    )),
+                    .detail(if keep {
+                        format!(
+                            "into {}/, kept for {} (`gw restore {name}` brings it back)",
+                            crate::home::TRASH,
+                            crate::duration::format_age(config.trash.keep)
+                        )
+                    } else {
+                        format!(
+                            "into {}/; the files are removed in the background",
+                            crate::home::TRASH
+                        )
+                    }),
             );
         }
         d.changes
             .push(Change::new(ChangeKind::RemoveStateEntry).detail(format!("workspace {name}")));
         for r in &ws.repos {
-            teardown::describe_completion(ctx, r, &label(&r.repo_name), force, going, &mut d);
+            teardown::describe_completion(ctx, r, &label(&r.repo_name), force, keep, going, &mut d);
         }
     }
     Ok(d)
@@ -365,6 +429,7 @@ fn delete_one(
     hook: Option<&crate::config::Hook>,
     remover: Remover,
     force: bool,
+    keep: bool,
     warnings: &mut Vec<String>,
 ) -> Result<Deletion> {
     // With hooks, the worktrees are inspected before they run (a refusal must not wait for
@@ -389,17 +454,41 @@ fn delete_one(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| ws.name.clone());
+    let entry = trash::path_for(&ws.path, &base);
+    let (to, keep) = if keep {
+        let reason = match remover {
+            Remover::Prune => trash::Reason::Prune,
+            Remover::CreateReplace => trash::Reason::Replace,
+            _ => trash::Reason::Delete,
+        };
+        (
+            trash::Layout::of(&entry).workspace(),
+            Some(teardown::Keep {
+                entry: entry.clone(),
+                reason,
+            }),
+        )
+    } else {
+        (entry.clone(), None)
+    };
+    let kept = keep.as_ref().map(|_| {
+        entry
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    });
     let request = teardown::Request {
         ws,
         kind: Kind::Delete,
         targets: &ws.repos,
         inspections: &inspections,
         stray: &stray,
-        moves: vec![(ws.path.clone(), trash::path_for(&ws.path, &base))],
+        moves: vec![(ws.path.clone(), to)],
         after: None,
         force,
         remover,
         inspected_under_lock: hooks.is_empty(),
+        keep,
     };
     let removed = teardown::remove(ctx, locks, request).map_err(|f| {
         f.error(
@@ -420,6 +509,7 @@ fn delete_one(
         outcome: WorkspaceOutcome::Deleted,
         repos,
         state_removed: true,
+        trash: kept,
         error: None,
     })
 }

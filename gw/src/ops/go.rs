@@ -115,6 +115,7 @@ pub fn delete_current(ctx: &Ctx<'_>, target: Option<&str>, force: bool) -> Resul
         delete::DeleteOptions {
             names: vec![current.name.clone()],
             force,
+            purge: false,
             expect: None,
         },
     )?;

@@ -29,6 +29,7 @@ pub mod rename;
 pub mod repos;
 pub mod reset;
 pub mod resolve;
+pub mod restore;
 pub mod run;
 pub mod safety;
 pub mod schema;
@@ -221,6 +222,8 @@ pub enum Outcome {
     NotFound,
     /// rename: the worktree moved with its workspace.
     Moved,
+    /// restore: the worktree came back from the trash.
+    Restored,
     /// prune: the workspace (or branch) was deleted.
     Deleted,
     /// doctor --fix: the issue was repaired.
@@ -246,6 +249,7 @@ impl Outcome {
             Outcome::AlreadyPresent => "already_present",
             Outcome::NotFound => "not_found",
             Outcome::Moved => "moved",
+            Outcome::Restored => "restored",
             Outcome::Deleted => "deleted",
             Outcome::Fixed => "fixed",
             Outcome::Left => "left",

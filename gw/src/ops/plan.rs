@@ -37,6 +37,7 @@ pub enum PlanKind {
     Sync,
     Prune,
     PruneBranches,
+    Restore,
 }
 
 impl PlanKind {
@@ -51,6 +52,7 @@ impl PlanKind {
             PlanKind::Sync => "sync",
             PlanKind::Prune => "prune",
             PlanKind::PruneBranches => "prune branches",
+            PlanKind::Restore => "restore",
         }
     }
 }
@@ -101,6 +103,14 @@ pub enum ChangeKind {
     MoveDirectory,
     /// rename: point git's registrations at the moved worktrees.
     RepairWorktrees,
+    /// restore: move the workspace directory back out of the trash.
+    RestoreFromTrash,
+    /// restore: register a worktree again from its kept registration.
+    RegisterWorktree,
+    /// restore: make a deleted branch again at its kept tip.
+    RestoreBranch,
+    /// restore: drop what is left of the trash entry.
+    RemoveTrashEntry,
     /// add-repo, remove-repo, rename: change the workspace's state entry.
     UpdateStateEntry,
     /// Nothing is done for this repository or workspace, and why.

@@ -148,6 +148,10 @@ pub fn journaled_paths(ctx: &Ctx<'_>) -> Vec<PathBuf> {
             Action::CreateDir { path } | Action::AddWorktree { path, .. } => out.push(path.clone()),
             Action::RemoveRegistration { path, .. } => out.push(path.clone()),
             Action::RepairWorktrees { paths, .. } => out.extend(paths.iter().cloned()),
+            Action::RecordTrash { entry, .. } | Action::DropTrash { entry, .. } => {
+                out.push(entry.clone())
+            }
+            Action::RestoreRegistration { path, .. } => out.push(path.clone()),
             _ => {}
         }
     }

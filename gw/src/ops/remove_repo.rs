@@ -147,6 +147,7 @@ pub fn remove_repo(ctx: &Ctx<'_>, opts: RemoveRepoOptions) -> Result<RemoveRepoR
         .repos
         .retain(|r| !targets.iter().any(|t| t.repo_name == r.repo_name));
     let request = teardown::Request {
+        keep: None,
         ws: &ws,
         kind: Kind::RemoveRepo,
         targets: &targets,
@@ -342,7 +343,7 @@ fn describe(
     }
     let mut going = Vec::new();
     for r in targets {
-        teardown::describe_completion(ctx, r, &r.repo_name, force, &mut going, &mut d);
+        teardown::describe_completion(ctx, r, &r.repo_name, force, false, &mut going, &mut d);
     }
     d
 }

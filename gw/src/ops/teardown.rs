@@ -94,12 +94,13 @@ pub fn describe_worktree(
 /// The plan's view of what completes the removal of `r`'s worktree: its registration goes,
 /// and its branch meets its fate (`safety::fate`) — judged after the branches `going` (repository,
 /// branch) that the plan deletes before it, as the command will; a branch it deletes joins
-/// them.
+/// them. `keep`: the workspace goes into the trash, its branches' tips kept.
 pub fn describe_completion(
     ctx: &Ctx<'_>,
     r: &RepoEntry,
     label: &str,
     force: bool,
+    keep: bool,
     going: &mut Vec<(PathBuf, String)>,
     d: &mut Described,
 ) {
@@ -122,6 +123,16 @@ pub fn describe_completion(
         going.push((source, r.branch.clone()));
     }
     fate::describe(r, label, &fate, d);
+    if keep
+        && let Fate::Delete { .. } = fate
+        && let Some(c) = d.changes.last_mut()
+    {
+        c.detail = Some(format!(
+            "{}; its tip is kept under {} while the workspace is in the trash",
+            c.detail.as_deref().unwrap_or_default(),
+            crate::state::trash::REF_PREFIX
+        ));
+    }
 }
 
 fn repo_config(r: &RepoEntry) -> RepoConfig {
@@ -214,6 +225,17 @@ pub struct Request<'a> {
     /// Whether `inspections` were made under the lock `remove` is given (no hook ran in
     /// between): nothing can have changed since, and they are not made again.
     pub inspected_under_lock: bool,
+    /// Keep what goes in the trash for `gw restore` (a whole workspace: `targets` are its
+    /// repositories, and the one move is its directory into the entry's `workspace/`);
+    /// `None` erases it, in the background.
+    pub keep: Option<Keep>,
+}
+
+/// Where and why a retained removal keeps what it removes.
+pub struct Keep {
+    /// The trash entry (`.trash/<name>-<nanos>`), made by the removal.
+    pub entry: PathBuf,
+    pub reason: trash::Reason,
 }
 
 /// What a removal that went through left: per repository, what it kept and why (`notes`),
@@ -278,7 +300,7 @@ pub fn remove(ctx: &Ctx<'_>, locks: Locks, req: Request<'_>) -> Result<Removed, 
         territory.check(to, "move into the trash")?;
     }
     // The registrations to remove once the directories are gone, as git recorded them.
-    let registrations = registrations(ctx, req.targets);
+    let registered = registrations(ctx, req.targets);
     for (from, _) in &req.moves {
         // A process inside a directory it is about to move would lose its working directory.
         fsx::step_out_of(from);
@@ -293,37 +315,75 @@ pub fn remove(ctx: &Ctx<'_>, locks: Locks, req: Request<'_>) -> Result<Removed, 
         .map(|r| r.source_repo.as_path())
         .collect();
     let _hold = tx::hold_repos(ctx, &sources)?;
-    let mut tx = Tx::begin(ctx, locks, req.kind, &ws.name, &[])?;
-    let moves: Vec<Action> = req
-        .moves
+    // What completes the removal is decided now and recorded with the commit point, so that
+    // a process killed after it leaves a journal that finishes all of it. A branch's fate
+    // depends on branches and registrations, not on where the directories are.
+    let fates: Vec<Option<Fate>> = req
+        .targets
         .iter()
-        .filter(|(from, _)| fsx::exists(from))
-        .map(|(from, to)| Action::MoveDir {
-            from: from.clone(),
-            to: to.clone(),
+        .map(|r| {
+            r.source_repo
+                .is_dir()
+                .then(|| fate::fate(r, req.force, territory))
         })
         .collect();
-    let moved = tx.run_all(moves, false);
-    // What completes the removal is decided now and recorded with the commit point, so that
-    // a process killed after it leaves a journal that finishes all of it.
+    let layout = req.keep.as_ref().map(|k| trash::Layout::of(&k.entry));
+    let kept_ref = |i: usize| {
+        layout
+            .as_ref()
+            .and_then(trash::Layout::id)
+            .map(|id| trash::kept_ref(&id, i))
+    };
+    let mut first = Vec::new();
+    if let Some(keep) = &req.keep {
+        let record = trash::record_of(ws, keep.reason, req.targets, &fates, &registered);
+        first.push(Action::RecordTrash {
+            entry: keep.entry.clone(),
+            record: Box::new(record),
+        });
+    }
+    let mut tx = Tx::begin(ctx, locks, req.kind, &ws.name, &[])?;
+    first.extend(
+        req.moves
+            .iter()
+            .filter(|(from, _)| fsx::exists(from))
+            .map(|(from, to)| Action::MoveDir {
+                from: from.clone(),
+                to: to.clone(),
+            }),
+    );
+    let moved = tx.run_all(first, false);
     let mut removed = Removed::default();
     let mut deletes = Vec::new();
-    for r in req.targets.iter().filter(|r| r.source_repo.is_dir()) {
-        match fate::fate(r, req.force, territory) {
-            Fate::Delete { tip, unique } => deletes.push(Action::DeleteBranch {
+    for (i, (r, fate)) in req.targets.iter().zip(fates).enumerate() {
+        match fate {
+            Some(Fate::Delete { tip, unique }) => deletes.push(Action::DeleteBranch {
                 repo: r.repo_name.clone(),
                 source: r.source_repo.clone(),
                 branch: r.branch.clone(),
                 tip,
                 forced: unique != Some(0),
+                keep: kept_ref(i),
             }),
-            Fate::Keep(why) => {
+            Some(Fate::Keep(why)) => {
                 removed.warnings.push(format!("{}: {why}", r.repo_name));
                 removed.notes.push((r.repo_name.clone(), why));
             }
-            Fate::Preserved | Fate::Gone => {}
+            Some(Fate::Preserved | Fate::Gone) | None => {}
         }
     }
+    let registrations: Vec<Action> = registered
+        .iter()
+        .map(|(i, path, _)| {
+            let r = &req.targets[*i];
+            Action::RemoveRegistration {
+                repo: r.repo_name.clone(),
+                source: r.source_repo.clone(),
+                path: path.clone(),
+                keep: layout.as_ref().map(|l| l.registration(*i)),
+            }
+        })
+        .collect();
     let n_registrations = registrations.len();
     let committed = match moved.into_iter().find_map(Result::err) {
         Some(e) => Err(e),
@@ -356,9 +416,15 @@ pub fn remove(ctx: &Ctx<'_>, locks: Locks, req: Request<'_>) -> Result<Removed, 
         deletes,
         &mut removed,
     );
-    for (_, to) in &req.moves {
-        if to.exists() {
-            trash::unlink_in_background(ctx, to);
+    match &req.keep {
+        // Measured, and the trash kept within its limits, off the critical path.
+        Some(keep) => trash::tidy_in_background(ctx, Some(&keep.entry)),
+        None => {
+            for (_, to) in &req.moves {
+                if to.exists() {
+                    trash::unlink_in_background(ctx, to);
+                }
+            }
         }
     }
     Ok(removed)
@@ -417,13 +483,14 @@ fn changed(ws: &Workspace, what: &[String]) -> Error {
     .with_details(serde_json::json!({ "workspace": ws.name, "changed": what }))
 }
 
-/// One `RemoveRegistration` per target whose source has its worktree registered, with the
-/// path as git recorded it (it may differ from state's by symlinks), found while the
-/// directory is still there. Only inside a workspace directory: a registration elsewhere
-/// is not grove's to remove.
-fn registrations(ctx: &Ctx<'_>, targets: &[RepoEntry]) -> Vec<Action> {
+/// The registrations of the targets whose source has their worktree registered: the
+/// target's index, the path as git recorded it (it may differ from state's by symlinks)
+/// and its private git directory, found while the directory is still there. Only inside a
+/// workspace directory: a registration elsewhere is not grove's to remove.
+fn registrations(ctx: &Ctx<'_>, targets: &[RepoEntry]) -> Vec<(usize, PathBuf, PathBuf)> {
     let territory = ctx.territory();
-    let found = parallel::map(targets, |r| {
+    let indexed: Vec<(usize, &RepoEntry)> = targets.iter().enumerate().collect();
+    let found = parallel::map(&indexed, |(i, r)| {
         if !r.source_repo.is_dir() || territory.check(&r.worktree_path, "").is_err() {
             return None;
         }
@@ -433,11 +500,7 @@ fn registrations(ctx: &Ctx<'_>, targets: &[RepoEntry]) -> Vec<Action> {
             .ok()?;
         wts.into_iter()
             .find(|w| !w.is_main && (w.path == r.worktree_path || fsx::canonical(&w.path) == want))
-            .map(|w| Action::RemoveRegistration {
-                repo: r.repo_name.clone(),
-                source: r.source_repo.clone(),
-                path: w.path,
-            })
+            .map(|w| (*i, w.path, w.admin))
     });
     found.into_iter().flatten().collect()
 }

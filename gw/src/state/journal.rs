@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fsx;
 use crate::home::GroveHome;
-use crate::state::Workspace;
+use crate::state::{Workspace, trash};
 
 /// The journal format version.
 pub const VERSION: u32 = 1;
@@ -32,6 +32,8 @@ pub enum Kind {
     Sync,
     /// `gw prune branches`: no workspace (its journal's `workspace` is empty).
     PruneBranches,
+    /// `gw restore` (and `gw undo`): a workspace comes back from the trash.
+    Restore,
 }
 
 impl Kind {
@@ -45,6 +47,7 @@ impl Kind {
             Kind::Reset => "reset",
             Kind::Sync => "sync",
             Kind::PruneBranches => "prune_branches",
+            Kind::Restore => "restore",
         }
     }
 }
@@ -102,10 +105,14 @@ pub enum Action {
     PruneWorktrees { repo: String, source: PathBuf },
     /// Removes `source`'s registration of the worktree that was at `path` (as git recorded
     /// it), after the directory moved away. Not undoable; only done after the commit point.
+    /// `keep`: where in a trash entry its private git directory (index, HEAD, reflog) is
+    /// copied first, so `gw restore` can register the worktree again.
     RemoveRegistration {
         repo: String,
         source: PathBuf,
         path: PathBuf,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        keep: Option<PathBuf>,
     },
     /// `git worktree repair` of `paths` in `source` after they moved.
     RepairWorktrees {
@@ -115,7 +122,9 @@ pub enum Action {
     },
     /// Deletion of a branch whose tip was `tip`; undone by recreating it there. `forced`:
     /// `--force` allowed losing commits found on no other branch or remote; without it,
-    /// recovery deletes the branch only when its commits still exist elsewhere.
+    /// recovery deletes the branch only when its commits still exist elsewhere. `keep`: the
+    /// reference (`refs/grove/trash/…`) made at `tip` first, so the commits stay while the
+    /// deleted workspace is in the trash.
     DeleteBranch {
         repo: String,
         source: PathBuf,
@@ -123,6 +132,8 @@ pub enum Action {
         tip: String,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         forced: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        keep: Option<String>,
     },
     /// `git switch` of the worktree at `path` from `from` (a branch, or a commit when
     /// detached) to `to`.
@@ -139,6 +150,40 @@ pub enum Action {
         repo: String,
         path: PathBuf,
         onto: String,
+    },
+    /// Writes the record of a retained trash entry (`entry/trash.json`), making the entry;
+    /// undone by removing the record and the entry, once it is empty again.
+    RecordTrash {
+        entry: PathBuf,
+        record: Box<trash::Record>,
+    },
+    /// Registers the worktree at `path` in `source` again from the private git directory
+    /// kept in a trash entry (`kept`), as `.git/worktrees/<admin>`, and links the two.
+    /// Undone by removing that registration (the worktree's files are not touched).
+    RestoreRegistration {
+        repo: String,
+        source: PathBuf,
+        kept: PathBuf,
+        admin: String,
+        path: PathBuf,
+    },
+    /// Creates `branch` at `tip` with its `branch.<name>.*` settings, as a deleted
+    /// workspace had it; undone by deleting it while it is still there.
+    RestoreBranch {
+        repo: String,
+        source: PathBuf,
+        branch: String,
+        tip: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        config: Vec<(String, String)>,
+    },
+    /// Drops what is left of a trash entry: its record, the references that kept its
+    /// branches' tips (each removed only while it still points where it did), and its
+    /// files. Not undoable; only done after the commit point.
+    DropTrash {
+        entry: PathBuf,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        refs: Vec<trash::KeptRef>,
     },
     /// The state entry `name` goes from `before` to `after` (`None`: absent). This is the
     /// commit point of every operation.
@@ -159,8 +204,14 @@ impl Action {
             | Action::RepairWorktrees { repo, .. }
             | Action::DeleteBranch { repo, .. }
             | Action::SwitchBranch { repo, .. }
-            | Action::Rebase { repo, .. } => Some(repo),
-            Action::CreateDir { .. } | Action::MoveDir { .. } | Action::SetState { .. } => None,
+            | Action::Rebase { repo, .. }
+            | Action::RestoreRegistration { repo, .. }
+            | Action::RestoreBranch { repo, .. } => Some(repo),
+            Action::CreateDir { .. }
+            | Action::MoveDir { .. }
+            | Action::SetState { .. }
+            | Action::RecordTrash { .. }
+            | Action::DropTrash { .. } => None,
         }
     }
 
@@ -171,12 +222,16 @@ impl Action {
             | Action::PruneWorktrees { source, .. }
             | Action::RemoveRegistration { source, .. }
             | Action::RepairWorktrees { source, .. }
-            | Action::DeleteBranch { source, .. } => Some(source),
+            | Action::DeleteBranch { source, .. }
+            | Action::RestoreRegistration { source, .. }
+            | Action::RestoreBranch { source, .. } => Some(source),
             Action::CreateDir { .. }
             | Action::MoveDir { .. }
             | Action::SwitchBranch { .. }
             | Action::Rebase { .. }
-            | Action::SetState { .. } => None,
+            | Action::SetState { .. }
+            | Action::RecordTrash { .. }
+            | Action::DropTrash { .. } => None,
         }
     }
 
@@ -203,6 +258,20 @@ impl Action {
                 repo, branch, tip, ..
             } => format!("delete branch {branch} of {repo} (at {tip})"),
             Action::SwitchBranch { repo, to, .. } => format!("switch {repo} to {to}"),
+            Action::RecordTrash { entry, record } => format!(
+                "keep workspace {} in the trash at {}",
+                record.name,
+                entry.display()
+            ),
+            Action::RestoreRegistration { repo, path, .. } => {
+                format!("register {repo}'s worktree at {} again", path.display())
+            }
+            Action::RestoreBranch {
+                repo, branch, tip, ..
+            } => format!("restore branch {branch} of {repo} at {tip}"),
+            Action::DropTrash { entry, .. } => {
+                format!("drop the trash entry {}", entry.display())
+            }
             Action::Rebase { repo, onto, .. } => format!("rebase {repo} onto {onto}"),
             Action::SetState { name, after, .. } => match after {
                 Some(_) => format!("record workspace {name}"),

@@ -170,20 +170,93 @@ impl Record {
     }
 }
 
+/// The places inside a retained entry (`.trash/<name>-<nanos>/`), derived from the entry's
+/// own path, never read from a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    pub entry: PathBuf,
+}
+
+impl Layout {
+    pub fn of(entry: &Path) -> Layout {
+        Layout {
+            entry: entry.to_path_buf(),
+        }
+    }
+
+    /// `trash.json`: the record; an entry without one is not restorable (one being made,
+    /// being purged, or quarantined by `gw remove-repo`).
+    pub fn record(&self) -> PathBuf {
+        self.entry.join("trash.json")
+    }
+
+    /// The workspace directory, every file as it was.
+    pub fn workspace(&self) -> PathBuf {
+        self.entry.join("workspace")
+    }
+
+    /// Repository `index`'s worktree registration (its private git directory).
+    pub fn registration(&self, index: usize) -> PathBuf {
+        self.entry.join("git").join(index.to_string())
+    }
+
+    /// `size.json`: how much the entry holds, once measured.
+    pub fn size(&self) -> PathBuf {
+        self.entry.join("size.json")
+    }
+
+    /// The entry's id in its refs: the `<nanos>` of `<name>-<nanos>`.
+    pub fn id(&self) -> Option<String> {
+        let name = self.entry.file_name()?.to_str()?;
+        let (_, nanos) = name.rsplit_once('-')?;
+        (!nanos.is_empty() && nanos.bytes().all(|b| b.is_ascii_digit())).then(|| nanos.to_string())
+    }
+}
+
+/// `size.json`: what an entry holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Size {
+    pub bytes: u64,
+    pub files: u64,
+}
+
+impl Size {
+    /// The measure written for `layout`, if any (an unreadable one counts as none).
+    pub fn read(layout: &Layout) -> Option<Size> {
+        let text = fsx::read_optional(&layout.size()).ok()??;
+        serde_json::from_str(&text).ok()
+    }
+
+    pub fn write(self, layout: &Layout) -> Result<(), fsx::Error> {
+        fsx::write_atomic(
+            &layout.size(),
+            serde_json::to_string(&self)
+                .expect("sizes serialise")
+                .as_bytes(),
+        )
+    }
+}
+
+/// A reference a trash entry keeps in a source repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeptRef {
+    pub repo: String,
+    pub source: PathBuf,
+    /// Its full name, under [`REF_PREFIX`].
+    pub name: String,
+    pub oid: String,
+}
+
 /// The ref that holds repository `index`'s deleted branch tip for the entry `id` (the
 /// entry's `<nanos>`).
 pub fn kept_ref(id: &str, index: usize) -> String {
     format!("{REF_PREFIX}{id}/{index}")
 }
 
-/// A single file name: no separator, not `.` or `..`, nothing that is not printable ASCII
-/// (git names registrations after the worktree's directory, made unique with a number).
+/// A single file name: not empty, no separator or NUL, not `.` or `..` (git names
+/// registrations after the worktree's directory, made unique with a number).
 fn plain_name(s: &str) -> bool {
-    !s.is_empty()
-        && s != "."
-        && s != ".."
-        && s.bytes()
-            .all(|b| b.is_ascii_graphic() && b != b'/' && b != b'\\')
+    !s.is_empty() && s != "." && s != ".." && !s.contains(['/', '\\', '\0'])
 }
 
 fn is_oid(s: &str) -> bool {

@@ -7,6 +7,7 @@ pub mod plan;
 pub mod plugin;
 pub mod run;
 pub mod setup;
+pub mod trash;
 pub mod trust;
 pub mod workspace;
 
@@ -72,6 +73,9 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui, format: Option<Format>)
         Command::Plugin(a) => plugin::plugin(ctx, a),
         Command::BugReport(a) => bug_report::bug_report(ctx, a, ui),
         Command::Trust(a) => trust::trust(ctx, a),
+        Command::Trash(a) => trash::trash(ctx, a),
+        Command::Restore(a) => trash::restore(ctx, a),
+        Command::Undo => trash::undo(ctx),
         Command::External(args) => plugin::external(ctx, args, ui),
     }
 }

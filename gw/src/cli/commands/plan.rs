@@ -11,6 +11,7 @@ use clap::{Args, Subcommand};
 
 use super::cleanup::PruneArgs;
 use super::daily::{self, AddRepoArgs, RemoveRepoArgs, RenameArgs, ResetArgs, SyncArgs};
+use super::trash::{self, RestoreArgs};
 use super::workspace::{self, CreateArgs, DeleteArgs};
 use crate::cli::{CmdResult, Out, Ui};
 use crate::error::Error;
@@ -46,6 +47,10 @@ pub enum PlanCommand {
     Sync(SyncArgs),
     /// Plan `gw prune --yes` (the workspaces it would delete), or `gw prune branches --yes`
     Prune(PruneArgs),
+    /// Plan `gw restore`
+    Restore(RestoreArgs),
+    /// Plan `gw undo`: which deleted workspace it would restore, and how
+    Undo,
 }
 
 pub fn plan(ctx: &Ctx<'_>, a: PlanArgs, ui: Ui) -> CmdResult {
@@ -83,6 +88,8 @@ pub fn plan(ctx: &Ctx<'_>, a: PlanArgs, ui: Ui) -> CmdResult {
                 },
             )?,
         },
+        PlanCommand::Restore(c) => ops::restore::plan_doc(ctx, &trash::restore_options(c))?,
+        PlanCommand::Undo => ops::restore::plan_doc(ctx, &trash::undo_options())?,
     };
     let mut saved = None;
     if let Some(out) = a.out {
@@ -128,5 +135,6 @@ pub fn apply(ctx: &Ctx<'_>, a: ApplyArgs) -> CmdResult {
         Applied::Sync(r) => Out::new(r),
         Applied::Prune(r) => Out::new(r),
         Applied::PruneBranches(r) => Out::new(r),
+        Applied::Restore(r) => Out::new(r),
     })
 }

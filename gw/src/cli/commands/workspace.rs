@@ -140,6 +140,9 @@ pub struct DeleteArgs {
     /// Discard uncommitted changes, and delete branches holding commits found nowhere else
     #[arg(short, long)]
     pub force: bool,
+    /// Erase at once: do not keep the workspace in the trash for `gw restore`
+    #[arg(long)]
+    pub purge: bool,
 }
 
 /// Turns `gw create` arguments into options, asking for what is missing when a person is
@@ -459,6 +462,7 @@ pub fn delete_options(ctx: &Ctx<'_>, a: DeleteArgs, ui: Ui) -> Result<DeleteOpti
     Ok(DeleteOptions {
         names,
         force: a.force,
+        purge: a.purge,
         expect: None,
     })
 }

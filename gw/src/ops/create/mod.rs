@@ -282,6 +282,7 @@ pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
             delete::DeleteOptions {
                 names: vec![old.name.clone()],
                 force: opts.force,
+                purge: false,
                 expect: None,
             },
             crate::ops::safety::Remover::CreateReplace,

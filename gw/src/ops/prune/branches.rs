@@ -200,6 +200,7 @@ fn delete(ctx: &Ctx<'_>, report: &mut PruneBranchesReport) -> Result<()> {
                     branch: b.branch.clone(),
                     tip,
                     forced: unique != Some(0),
+                    keep: None,
                 };
                 match tx.run(action) {
                     Ok(()) => b.outcome = Some(Outcome::Deleted),

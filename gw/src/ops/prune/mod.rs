@@ -143,6 +143,7 @@ pub fn prune(ctx: &Ctx<'_>, opts: PruneOptions) -> Result<PruneReport> {
         DeleteOptions {
             names: candidates.iter().map(|c| c.name.clone()).collect(),
             force: false,
+            purge: false,
             expect: None,
         },
         Remover::Prune,
@@ -258,6 +259,7 @@ fn describe(ctx: &Ctx<'_>, config: &crate::config::Config, candidates: &[Candida
             config,
             std::slice::from_ref(&c.name),
             false,
+            delete::keeps(config, false),
             Remover::Prune,
             &mut going,
         ) {

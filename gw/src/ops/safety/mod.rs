@@ -10,7 +10,9 @@
 //!   `gw prune branches` would delete;
 //! - [`territory`]: where grove may act at all;
 //! - [`remove`]: the removal actions, each through one function that knows what it
-//!   removes, with their undo.
+//!   removes, with their undo;
+//! - [`keep`]: what a retained removal keeps for the trash (a branch's tip, a worktree's
+//!   registration) and the removal of that again.
 //!
 //! Every remover asks it — `gw delete`, `gw remove-repo`, `gw prune`, `gw prune
 //! branches`, a rollback, recovery, `gw doctor --fix`, `gw reset --discard`, `gw create
@@ -19,6 +21,7 @@
 //! else.
 
 pub mod fate;
+pub mod keep;
 mod nested;
 pub mod remove;
 mod repository;

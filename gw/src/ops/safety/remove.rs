@@ -38,6 +38,17 @@ pub enum Target {
     Tree { path: PathBuf, kind: Tree },
     /// The changes to tracked files of the worktree at `path` (`gw reset --discard`).
     TrackedChanges { path: PathBuf },
+    /// A reference under `refs/grove/trash/` of `source` that keeps a deleted branch's tip
+    /// for a trash entry, while it still points at `oid`.
+    KeptRef {
+        source: PathBuf,
+        name: String,
+        oid: String,
+    },
+    /// The private git directory `admin` (`<git dir>/worktrees/<id>`) that `gw restore`
+    /// made for the worktree at `path`, while it still says it is that worktree's; the
+    /// worktree's files are not touched.
+    Restored { admin: PathBuf, path: PathBuf },
 }
 
 /// Which tree of files.
@@ -65,7 +76,7 @@ pub enum Done {
 
 /// The one place grove removes anything: `target`, which every caller has judged first.
 /// Paths are checked against the territory; git runs under the repository's lock.
-fn erase(ctx: &Ctx<'_>, target: &Target) -> Result<Done> {
+pub(super) fn erase(ctx: &Ctx<'_>, target: &Target) -> Result<Done> {
     let territory = ctx.territory();
     match target {
         Target::Branch {
@@ -109,11 +120,39 @@ fn erase(ctx: &Ctx<'_>, target: &Target) -> Result<Done> {
             territory.check(path, "discard the changes of")?;
             git::discard_changes(path)?;
         }
+        Target::KeptRef { source, name, oid } => {
+            if !name.starts_with(crate::state::trash::REF_PREFIX) || !source.is_dir() {
+                return Ok(Done::Absent);
+            }
+            let _lock = repo_lock(ctx, source)?;
+            match git::Repo::open(source)?.reference(name) {
+                None => return Ok(Done::Absent),
+                Some(at) if at != *oid => return Err(moved(name, oid, &at)),
+                Some(_) => git::ref_delete(source, name, oid)?,
+            }
+        }
+        Target::Restored { admin, path } => {
+            territory.check(path, "remove the registration of")?;
+            if !fsx::exists(admin) {
+                return Ok(Done::Absent);
+            }
+            if !super::keep::registration_of(admin, path) {
+                return Err(Error::new(
+                    Code::StateChanged,
+                    format!(
+                        "`{}` is no longer the registration of `{}`; left as it is",
+                        admin.display(),
+                        path.display()
+                    ),
+                ));
+            }
+            fsx::remove_dir_all(admin)?;
+        }
     }
     Ok(Done::Removed)
 }
 
-fn moved(branch: &str, tip: &str, at: &str) -> Error {
+pub(super) fn moved(branch: &str, tip: &str, at: &str) -> Error {
     Error::new(
         Code::StateChanged,
         format!(
@@ -149,9 +188,11 @@ pub fn restore(ctx: &Ctx<'_>, target: &Target) -> Result<Undo> {
             Some(at) => Ok(Undo::Kept(format!("branch {branch} exists again, at {at}"))),
         },
         Target::Registration { .. } => Ok(Undo::Undone),
-        Target::Worktree { .. } | Target::Tree { .. } | Target::TrackedChanges { .. } => {
-            Ok(Undo::Failed("erased; it cannot be restored".into()))
-        }
+        Target::Worktree { .. }
+        | Target::Tree { .. }
+        | Target::TrackedChanges { .. }
+        | Target::KeptRef { .. }
+        | Target::Restored { .. } => Ok(Undo::Failed("erased; it cannot be restored".into())),
     }
 }
 

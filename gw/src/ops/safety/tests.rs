@@ -317,6 +317,7 @@ fn run_removers(f: &Fixture, kind: Kind) {
             DeleteOptions {
                 names: vec![NAME.into()],
                 force: false,
+                purge: false,
                 expect: None,
             },
             remover,
@@ -393,6 +394,7 @@ fn run_removers(f: &Fixture, kind: Kind) {
             DeleteOptions {
                 names: vec![NAME.into()],
                 force: true,
+                purge: false,
                 expect: None,
             },
         )

@@ -12,11 +12,12 @@ use crate::error::{Code, Error, Result};
 use crate::fsx;
 use crate::git::{self, Checkout};
 use crate::ops::Ctx;
-use crate::ops::safety::remove;
+use crate::ops::safety::{keep, remove};
 use crate::state::journal::{self, Action, BranchSource, StepStatus};
 use crate::state::same_record;
 
 use super::locks::repo_lock;
+use super::trash;
 
 /// What undoing one step did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +34,13 @@ pub enum Undo {
 /// step refused here never happened, and is recorded so: undoing the operation leaves what
 /// it names alone (a branch another operation made meanwhile is not this one's to delete).
 pub fn precheck(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
+    if let Action::RestoreBranch { source, branch, .. } = action {
+        // One that exists already is not this restore's to make, nor to delete on undo.
+        return match git::Repo::open(source)?.local_branch(branch) {
+            Some(at) => Err(trash::taken(branch, &at)),
+            None => Ok(()),
+        };
+    }
     let Action::AddWorktree {
         repo,
         source,
@@ -162,11 +170,17 @@ fn apply_inner(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
                 .try_for_each(|p| remove::registration(ctx, source, p).map(|_| ()))
                 .map_err(|e| e.context(repo))
         }
-        Action::RemoveRegistration { repo, source, path } => {
-            remove::registration(ctx, source, path)
-                .map(|_| ())
-                .map_err(|e| e.context(repo))
+        Action::RemoveRegistration {
+            repo,
+            source,
+            path,
+            keep,
+        } => match keep {
+            Some(keep) => keep::registration_kept(ctx, source, path, keep),
+            None => remove::registration(ctx, source, path),
         }
+        .map(|_| ())
+        .map_err(|e| e.context(repo)),
         Action::RepairWorktrees {
             repo,
             source,
@@ -193,10 +207,30 @@ fn apply_inner(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
             source,
             branch,
             tip,
+            keep,
             ..
-        } => remove::branch(ctx, source, branch, tip)
-            .map(|_| ())
-            .map_err(|e| e.context(repo)),
+        } => match keep {
+            Some(keep) => keep::branch_kept(ctx, source, branch, tip, keep),
+            None => remove::branch(ctx, source, branch, tip),
+        }
+        .map(|_| ())
+        .map_err(|e| e.context(repo)),
+        Action::RecordTrash { entry, record } => trash::record(ctx, entry, record),
+        Action::RestoreRegistration {
+            repo,
+            source,
+            kept,
+            admin,
+            path,
+        } => trash::register(ctx, source, kept, admin, path).map_err(|e| e.context(repo)),
+        Action::RestoreBranch {
+            repo,
+            source,
+            branch,
+            tip,
+            config,
+        } => trash::branch(ctx, source, branch, tip, config).map_err(|e| e.context(repo)),
+        Action::DropTrash { entry, refs } => trash::drop(ctx, entry, refs),
         Action::SwitchBranch { repo, path, to, .. } => {
             territory.check(path, "switch the branch of")?;
             git::switch(path, to, false).map_err(|e| Error::from(e).context(repo))
@@ -335,6 +369,21 @@ fn undo_inner(ctx: &Ctx<'_>, action: &Action) -> Result<Undo> {
             before,
             after,
         } => undo_state(ctx, name, before.as_deref(), after.as_deref())?,
+        Action::RecordTrash { entry, .. } => trash::unrecord(ctx, entry)?,
+        Action::RestoreRegistration {
+            source,
+            admin,
+            path,
+            ..
+        } => trash::unregister(ctx, source, admin, path)?,
+        Action::RestoreBranch {
+            source,
+            branch,
+            tip,
+            ..
+        } => trash::unbranch(ctx, source, branch, tip)?,
+        // Only ever past the commit point, where nothing is undone.
+        Action::DropTrash { .. } => Undo::Undone,
     })
 }
 

@@ -20,6 +20,7 @@
 mod apply;
 mod faults;
 mod locks;
+mod trash;
 
 use std::time::Duration;
 
@@ -29,6 +30,7 @@ pub use locks::{
     Locks, RepoHold, check_pending, hold_repos, lock_workspaces, recovery_pending, repo_lock,
     still_finishing, workspace_lock,
 };
+pub use trash::taken as taken_branch;
 
 use crate::error::{Code, Error, Result};
 use crate::lock;

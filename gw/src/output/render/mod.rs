@@ -8,6 +8,7 @@ mod plugin;
 mod run;
 mod setup;
 mod status;
+mod trash;
 mod workspace;
 
 use std::io;

@@ -57,7 +57,17 @@ impl Render for DeleteReport {
             .iter()
             .filter(|d| d.outcome == WorkspaceOutcome::Deleted)
         {
-            p.message(Role::Success, shown!("Workspace {} deleted", d.name))?;
+            match &d.trash {
+                Some(_) => p.message(
+                    Role::Success,
+                    shown!(
+                        "Workspace {} deleted (kept in the trash: `gw restore {}` brings it back)",
+                        d.name,
+                        d.name
+                    ),
+                )?,
+                None => p.message(Role::Success, shown!("Workspace {} deleted", d.name))?,
+            }
         }
         Ok(())
     }

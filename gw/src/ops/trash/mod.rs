@@ -6,9 +6,23 @@
 //! `gw doctor` can tell which workspace a leftover entry came from. Nothing outside a
 //! workspace directory's `.trash` is ever removed here ([`crate::ops::safety::territory`]).
 
+mod kept;
+mod list;
+mod record;
+mod retention;
+
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+
+pub use crate::state::trash::{Layout, Reason, kept_ref};
+pub use kept::{Contents, Kept, contents, find, is_retained};
+pub use list::{TrashEntry, TrashReport, TrashSummary, age, list, summary};
+pub use record::record_of;
+pub use retention::{
+    EmptyReport, TidyReport, ago, empty, expired, now, purge, refs_of, sweep, tidy,
+    tidy_in_background,
+};
 
 use crate::error::Result;
 use crate::home;

@@ -1,0 +1,106 @@
+//! Keeping what a removal takes, for the trash: a deleted branch's tip under a reference
+//! in `refs/grove/trash/`, a worktree's private git directory copied into the trash entry
+//! before its registration goes — and removing those again when the entry is purged or
+//! restored, or when a restore is undone. Every removal still goes through
+//! [`remove::erase`](super::remove).
+
+use std::path::{Path, PathBuf};
+
+use super::remove::{Done, Target, branch, erase, moved, registration};
+use crate::error::Result;
+use crate::fsx;
+use crate::git;
+use crate::ops::Ctx;
+use crate::ops::tx::hold_repos;
+
+/// [`branch`], keeping its tip first under the reference `keep` (`refs/grove/trash/…`),
+/// so its commits stay reachable while the workspace is in the trash; under the
+/// repository's lock, so nothing moves the branch between the two.
+pub fn branch_kept(
+    ctx: &Ctx<'_>,
+    source: &Path,
+    name: &str,
+    tip: &str,
+    keep: &str,
+) -> Result<Done> {
+    let _hold = hold_repos(ctx, &[source])?;
+    let repo = git::Repo::open(source)?;
+    if repo.local_branch(name).is_some() {
+        match repo.reference(keep) {
+            None => git::ref_create(source, keep, tip)?,
+            Some(at) if at == tip => {}
+            Some(at) => return Err(moved(keep, tip, &at)),
+        }
+    }
+    branch(ctx, source, name, tip)
+}
+
+/// [`registration`], copying the private git directory of the worktree (its index, HEAD,
+/// reflog, config) to `keep` in a trash entry first, so `gw restore` can register the
+/// worktree again as it was.
+pub fn registration_kept(ctx: &Ctx<'_>, source: &Path, path: &Path, keep: &Path) -> Result<Done> {
+    ctx.territory()
+        .check(keep, "keep a worktree registration at")?;
+    if !source.is_dir() {
+        return Ok(Done::Absent);
+    }
+    let _hold = hold_repos(ctx, &[source])?;
+    let admin = git::Repo::open(source)?
+        .worktrees()?
+        .into_iter()
+        .find(|w| !w.is_main && w.path == path)
+        .map(|w| w.admin);
+    if let Some(admin) = admin
+        && !fsx::exists(keep)
+    {
+        if let Some(parent) = keep.parent() {
+            fsx::create_dir_all(parent)?;
+        }
+        fsx::copy_tree(&admin, keep)?;
+    }
+    registration(ctx, source, path)
+}
+
+/// Removes the reference `name` of `source` that kept a tip for a trash entry, while it
+/// still points at `oid`.
+pub fn kept_ref(ctx: &Ctx<'_>, source: &Path, name: &str, oid: &str) -> Result<Done> {
+    erase(
+        ctx,
+        &Target::KeptRef {
+            source: source.to_path_buf(),
+            name: name.to_string(),
+            oid: oid.to_string(),
+        },
+    )
+}
+
+/// Undoes a registration `gw restore` made: the private git directory `admin`, while it
+/// is still the one of the worktree at `path`.
+pub fn restored_registration(ctx: &Ctx<'_>, admin: &Path, path: &Path) -> Result<Done> {
+    erase(
+        ctx,
+        &Target::Restored {
+            admin: admin.to_path_buf(),
+            path: path.to_path_buf(),
+        },
+    )
+}
+
+/// Whether the private git directory `admin` is the registration of the worktree at
+/// `path`: it sits in a `worktrees` directory and its `gitdir` names `path/.git`.
+pub fn registration_of(admin: &Path, path: &Path) -> bool {
+    let in_worktrees = admin
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == "worktrees");
+    let names = fsx::read_optional(&admin.join("gitdir"))
+        .ok()
+        .flatten()
+        .map(|t| PathBuf::from(t.trim_end_matches(['\n', '\r'])))
+        .is_some_and(|p| {
+            let p = if p.is_relative() { admin.join(p) } else { p };
+            p.parent()
+                .is_some_and(|wt| wt == path || fsx::canonical(wt) == fsx::canonical(path))
+        });
+    in_worktrees && names
+}

@@ -1,0 +1,247 @@
+//! Retention: a retained entry stays for `trash.keep`, and the oldest go first while the
+//! trash holds more than `trash.max_size`. No daemon: every mutating command purges what
+//! has expired, a bounded number of entries at a time ([`sweep`]), and a delete measures
+//! its entry afterwards in a detached process ([`tidy`]). `gw trash empty` purges by
+//! request; `gw doctor --fix` never does.
+
+use std::path::Path;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::kept::{self, Kept};
+use crate::config::Retention;
+use crate::error::Result;
+use crate::fsx;
+use crate::ops::Ctx;
+use crate::ops::safety::{keep, remove};
+use crate::state::trash::{BranchFate, KeptRef, Size, kept_ref};
+
+/// The most entries one command purges on its way ([`sweep`]): the rest wait for the next.
+pub const SWEEP_LIMIT: usize = 4;
+
+/// The entries of `kept` (oldest first) that retention lets go at `now`: those older than
+/// `keep`, then — newest kept — the oldest while the rest hold more than `max_size`. An
+/// entry not measured yet counts as empty. Returns their indices, oldest first.
+pub fn expired(kept: &[Kept], now: Timestamp, retention: Retention) -> Vec<usize> {
+    let keep = jiff::SignedDuration::try_from(retention.keep).unwrap_or(jiff::SignedDuration::MAX);
+    let mut out: Vec<usize> = kept
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| k.deleted.is_some_and(|d| now.duration_since(d) >= keep))
+        .map(|(i, _)| i)
+        .collect();
+    let mut total: u64 = kept
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !out.contains(i))
+        .map(|(_, k)| k.size.map_or(0, |s| s.bytes))
+        .sum();
+    for (i, k) in kept.iter().enumerate() {
+        if total <= retention.max_size {
+            break;
+        }
+        if !out.contains(&i) {
+            out.push(i);
+            total -= k.size.map_or(0, |s| s.bytes);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// The time retention is judged at: now, or `GW_TEST_NOW` in the tests of retention.
+pub fn now(ctx: &Ctx<'_>) -> Timestamp {
+    ctx.env
+        .test_now
+        .as_deref()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(Timestamp::now)
+}
+
+/// The references an entry keeps in its repositories.
+pub fn refs_of(k: &Kept) -> Vec<KeptRef> {
+    let Some(id) = k.layout().id() else {
+        return Vec::new();
+    };
+    k.record
+        .repos
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.fate == BranchFate::Deleted)
+        .filter_map(|(i, r)| {
+            Some(KeptRef {
+                repo: r.repo.clone(),
+                source: r.source.clone(),
+                name: kept_ref(&id, i),
+                oid: r.tip.clone()?,
+            })
+        })
+        .collect()
+}
+
+/// Purges an entry: its record first (it is no longer restorable), then the references
+/// that kept its branches' tips, then its files — here, or in a detached process when
+/// `background` (a large tree is not erased on a command's way).
+pub fn purge(ctx: &Ctx<'_>, k: &Kept, background: bool) -> Result<()> {
+    ctx.territory().check_trash_entry(&k.entry)?;
+    fsx::remove_file(&k.layout().record())?;
+    for r in refs_of(k) {
+        // A reference moved since is not the entry's any more; it stays.
+        let _ = keep::kept_ref(ctx, &r.source, &r.name, &r.oid);
+    }
+    if background {
+        super::unlink_in_background(ctx, &k.entry);
+    } else {
+        remove::trash(ctx, &k.entry)?;
+    }
+    Ok(())
+}
+
+/// On a mutating command's way: purges up to [`SWEEP_LIMIT`] entries retention lets go,
+/// their files in the background. Failures are left for the next command.
+pub fn sweep(ctx: &Ctx<'_>) {
+    let Ok(config) = ctx.config() else {
+        return;
+    };
+    let contents = kept::contents(ctx);
+    let now = now(ctx);
+    for i in expired(&contents.kept, now, config.trash)
+        .into_iter()
+        .take(SWEEP_LIMIT)
+    {
+        let _ = purge(ctx, &contents.kept[i], true);
+    }
+}
+
+/// How much the tree at `path` holds: bytes on disk and files, symbolic links not
+/// followed.
+pub fn measure(path: &Path) -> Size {
+    use std::os::unix::fs::MetadataExt;
+    let mut size = Size::default();
+    for e in walkdir::WalkDir::new(path)
+        .follow_links(false)
+        .into_iter()
+        .flatten()
+    {
+        if let Ok(m) = e.metadata() {
+            size.bytes += m.blocks() * 512;
+            if !m.is_dir() {
+                size.files += 1;
+            }
+        }
+    }
+    size
+}
+
+/// `gw trash tidy` (hidden; started detached after a delete): measures `entry` when given,
+/// then keeps the trash within its limits ([`sweep`], its files erased here).
+pub fn tidy(ctx: &Ctx<'_>, entry: Option<&Path>) -> Result<TidyReport> {
+    let mut report = TidyReport::default();
+    if let Some(entry) = entry {
+        ctx.territory().check_trash_entry(entry)?;
+        let layout = crate::state::trash::Layout::of(entry);
+        if fsx::exists(&layout.record()) {
+            let size = measure(entry);
+            size.write(&layout)?;
+            report.measured = Some(size.bytes);
+        }
+    }
+    let config = ctx.config()?;
+    let contents = kept::contents(ctx);
+    for i in expired(&contents.kept, now(ctx), config.trash) {
+        if purge(ctx, &contents.kept[i], false).is_ok() {
+            report.purged += 1;
+        }
+    }
+    Ok(report)
+}
+
+/// `gw trash tidy`'s result.
+#[derive(Debug, Default, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct TidyReport {
+    /// The bytes the entry measured.
+    pub measured: Option<u64>,
+    /// Entries purged.
+    pub purged: usize,
+}
+
+/// Starts [`tidy`] in a detached process (`entry`: the one a delete just made), at the
+/// lowest priority: the measuring walk must not slow whatever the user does next.
+pub fn tidy_in_background(ctx: &Ctx<'_>, entry: Option<&Path>) {
+    let Some(exe) = &ctx.env.exe else {
+        return;
+    };
+    let mut cmd = crate::proc::Cmd::new(exe, ctx.home.root());
+    cmd.args(["trash", "tidy"]);
+    if let Some(entry) = entry {
+        cmd.arg(entry);
+    }
+    let _ = cmd.spawn_detached();
+}
+
+/// How long ago `t` was, as `3d`, `5h`, `12m` or `now`.
+pub fn ago(now: Timestamp, t: Timestamp) -> String {
+    let secs = now.duration_since(t).as_secs().max(0) as u64;
+    crate::duration::format_age(Duration::from_secs(secs))
+}
+
+/// `gw trash empty`'s result.
+#[derive(Debug, Default, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct EmptyReport {
+    /// The entries erased.
+    pub purged: Vec<Purged>,
+    pub count: usize,
+    /// The bytes they held, as measured (entries not measured yet count nothing).
+    pub bytes: u64,
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Purged {
+    pub id: String,
+    pub name: String,
+    pub bytes: Option<u64>,
+}
+
+/// `gw trash empty [--older-than D]`: erases every entry (that went longer than `older`
+/// ago), each under its workspace's lock so a restore of it is never cut short.
+pub fn empty(ctx: &Ctx<'_>, older: Option<Duration>) -> Result<EmptyReport> {
+    let now = now(ctx);
+    let contents = kept::contents(ctx);
+    let mut report = EmptyReport::default();
+    for k in &contents.kept {
+        if let Some(older) = older {
+            let old_enough = k.deleted.is_some_and(|d| {
+                jiff::SignedDuration::try_from(older).is_ok_and(|o| now.duration_since(d) >= o)
+            });
+            if !old_enough {
+                continue;
+            }
+        }
+        let purged = crate::ops::tx::workspace_lock(ctx, &k.record.name).and_then(|_lock| {
+            // Looked at again under the lock: a restore may have taken it meanwhile.
+            if !kept::is_retained(&k.entry) {
+                return Ok(false);
+            }
+            purge(ctx, k, false).map(|()| true)
+        });
+        match purged {
+            Ok(true) => report.purged.push(Purged {
+                id: k.id.clone(),
+                name: k.record.name.clone(),
+                bytes: k.size.map(|s| s.bytes),
+            }),
+            Ok(false) => {}
+            Err(e) => report.warnings.push(format!("{}: {}", k.id, e.message)),
+        }
+    }
+    report.count = report.purged.len();
+    report.bytes = report.purged.iter().filter_map(|p| p.bytes).sum();
+    Ok(report)
+}
