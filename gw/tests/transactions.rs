@@ -324,6 +324,7 @@ fn every_step_of_delete_fails_cleanly_or_is_completed_by_recovery() {
                 DeleteOptions {
                     names: vec!["feat".into()],
                     force: false,
+                    purge: false,
                     expect: None,
                 },
             )?;
