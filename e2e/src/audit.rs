@@ -16,8 +16,12 @@
 //! - the workspace directory: every entry is a recorded workspace, and every entry of a
 //!   recorded workspace is one of its recorded worktrees ([`Kind::StrayEntry`]);
 //! - `.trash`: an entry some journal in `operations/` names belongs to that operation and is
-//!   not reported (the journal is); any other entry is [`Kind::LeftoverTrash`] — callers
-//!   wait for grove's background `gw unlink-trash` to end before they audit;
+//!   not reported (the journal is); a retained entry (a deleted workspace kept for
+//!   `gw restore`: its `trash.json`) must be whole — its `workspace/` directory, and the
+//!   reference `refs/grove/trash/<id>/<i>` at the tip of each branch it records as deleted
+//!   ([`Kind::BrokenTrash`]); any other entry is [`Kind::LeftoverTrash`] — callers wait for
+//!   grove's background `gw unlink-trash` and `gw trash tidy` to end before they audit; a
+//!   reference under `refs/grove/trash/` whose entry is gone is [`Kind::LeakedTrashRef`];
 //! - branches grove created that no workspace uses ([`Kind::LeakedBranch`]), given a
 //!   [`Baseline`] of the branches that existed before: a new branch no state entry uses and
 //!   whose commits are all reachable from another ref is a leak (one holding commits found
@@ -66,6 +70,11 @@ pub enum Kind {
     StrayEntry,
     /// A `.trash` entry no journal refers to.
     LeftoverTrash,
+    /// A retained trash entry that is not whole (its workspace directory or a kept
+    /// branch tip is missing).
+    BrokenTrash,
+    /// A reference under `refs/grove/trash/` whose trash entry is gone.
+    LeakedTrashRef,
     /// A branch grove created that no workspace uses and that holds no work of its own.
     LeakedBranch,
     /// A git lock file (`index.lock`, `HEAD.lock`, …).
@@ -97,6 +106,8 @@ impl Kind {
             Kind::PathOutsideWorkspaceDir => "path_outside_workspace_dir",
             Kind::StrayEntry => "stray_entry",
             Kind::LeftoverTrash => "leftover_trash",
+            Kind::BrokenTrash => "broken_trash",
+            Kind::LeakedTrashRef => "leaked_trash_ref",
             Kind::LeakedBranch => "leaked_branch",
             Kind::GitLockLeft => "git_lock_left",
             Kind::OperationInProgress => "operation_in_progress",
@@ -244,6 +255,7 @@ impl World {
         for s in &sources {
             check_git_dir_files(s, &mut out);
         }
+        self.check_trash_refs(&sources, &journals, &mut out);
         if let Some(p) = preserved {
             p.check(&mut out);
         }
@@ -569,10 +581,49 @@ impl World {
             if journals.iter().any(|j| j.contains(s.as_ref())) {
                 continue; // belongs to an interrupted operation, reported as its journal
             }
-            out.push(v(
-                Kind::LeftoverTrash,
-                format!("{} (no journal refers to it)", describe(&t)),
-            ));
+            match std::fs::read_to_string(t.join("trash.json")) {
+                Ok(text) => check_retained(&t, &text, out),
+                Err(_) => out.push(v(
+                    Kind::LeftoverTrash,
+                    format!("{} (no journal refers to it)", describe(&t)),
+                )),
+            }
+        }
+    }
+
+    /// References under `refs/grove/trash/<id>/` whose entry `…-<id>` is in no trash.
+    fn check_trash_refs(&self, sources: &[PathBuf], journals: &[String], out: &mut Vec<Violation>) {
+        let ids: BTreeSet<String> = list_dir(&self.workspace_dir.join(".trash"))
+            .iter()
+            .filter_map(|e| {
+                let name = e.file_name()?.to_string_lossy().into_owned();
+                Some(name.rsplit_once('-')?.1.to_string())
+            })
+            .collect();
+        for source in sources {
+            let Ok(refs) = git(
+                source,
+                &["for-each-ref", "--format=%(refname)", "refs/grove/trash/"],
+            ) else {
+                continue;
+            };
+            for name in refs.lines().filter(|l| !l.is_empty()) {
+                let id = name
+                    .trim_start_matches("refs/grove/trash/")
+                    .split('/')
+                    .next()
+                    .unwrap_or_default();
+                if ids.contains(id) || journals.iter().any(|j| j.contains(name)) {
+                    continue;
+                }
+                out.push(v(
+                    Kind::LeakedTrashRef,
+                    format!(
+                        "{}: {name} keeps a tip for a trash entry that is gone",
+                        source.display()
+                    ),
+                ));
+            }
         }
     }
 
@@ -969,5 +1020,39 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
             dir.display(),
             String::from_utf8_lossy(&out.stderr).trim()
         ))
+    }
+}
+
+/// A retained trash entry `entry` with the record `text` is whole: it holds the workspace
+/// directory, and each branch it records as deleted has its tip kept in its source.
+fn check_retained(entry: &Path, text: &str, out: &mut Vec<Violation>) {
+    let broken = |why: String| v(Kind::BrokenTrash, format!("{}: {why}", describe(entry)));
+    let Ok(record) = serde_json::from_str::<Value>(text) else {
+        out.push(broken("trash.json is not JSON".into()));
+        return;
+    };
+    if !entry.join("workspace").is_dir() {
+        out.push(broken("it holds no workspace directory".into()));
+    }
+    let id = entry
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .and_then(|n| n.rsplit_once('-').map(|(_, id)| id.to_string()))
+        .unwrap_or_default();
+    let repos = record["repos"].as_array().cloned().unwrap_or_default();
+    for (i, r) in repos.iter().enumerate() {
+        if r["fate"] != "deleted" {
+            continue;
+        }
+        let source = PathBuf::from(r["source"].as_str().unwrap_or_default());
+        let name = format!("refs/grove/trash/{id}/{i}");
+        let at = git(&source, &["rev-parse", "--verify", "--quiet", &name]).unwrap_or_default();
+        if at.trim() != r["tip"].as_str().unwrap_or_default() {
+            out.push(broken(format!(
+                "{name} in {} is not at the deleted branch's tip {}",
+                source.display(),
+                r["tip"]
+            )));
+        }
     }
 }

@@ -54,8 +54,9 @@ fn a_clean_world_has_no_violations() {
     let found = env.world().audit_with(&baseline, &preserved);
     assert!(found.is_empty(), "{}", e2e::audit::render(&found));
     env.assert_world_clean();
-    // A deleted workspace leaves nothing behind once its trash is emptied.
-    env.gw(&["delete", "b", "--format", "json"]).success();
+    // A purged workspace leaves nothing behind once its trash is emptied.
+    env.gw(&["delete", "b", "--purge", "--format", "json"])
+        .success();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !e2e::tree(&env.workspace_dir().join(".trash"), 1).is_empty() {
         assert!(std::time::Instant::now() < deadline, "trash never emptied");
@@ -63,6 +64,29 @@ fn a_clean_world_has_no_violations() {
     }
     let found = env.world().audit_with(&baseline, &preserved);
     assert!(found.is_empty(), "{}", e2e::audit::render(&found));
+    // One kept in the trash for `gw restore` is whole, and no violation either (its work
+    // went with it, by --force).
+    env.gw(&["delete", "a", "--force", "--format", "json"])
+        .success();
+    let found = env.world().audit_with(&baseline, &Preserved::new());
+    assert!(found.is_empty(), "{}", e2e::audit::render(&found));
+}
+
+#[test]
+fn a_trash_entry_that_is_not_whole_and_a_leaked_kept_tip_are_found() {
+    let (env, _, _) = world();
+    env.gw(&["delete", "a", "--force", "--format", "json"])
+        .success();
+    let trash = env.workspace_dir().join(".trash");
+    let entry = e2e::tree(&trash, 1).pop().expect("a retained entry");
+    let entry = trash.join(entry);
+    std::fs::rename(entry.join("workspace"), env.root.join("taken")).unwrap();
+    let api = env.repos.join("api");
+    let main = env.git(&api, &["rev-parse", "main"]);
+    env.git(&api, &["update-ref", "refs/grove/trash/42/0", &main]);
+    let found = env.world().audit();
+    assert_found(&found, Kind::BrokenTrash, "holds no workspace directory");
+    assert_found(&found, Kind::LeakedTrashRef, "refs/grove/trash/42/0");
 }
 
 #[test]

@@ -46,6 +46,7 @@ mod status;
 mod status_git;
 mod sync;
 mod terminal;
+mod trash;
 mod trust;
 mod upgrade;
 mod ux;

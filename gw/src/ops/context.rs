@@ -45,6 +45,8 @@ pub struct ContextReport {
     /// repository whose worktree holds the current directory); `null` outside any
     /// workspace. Without `GROVE_SLOT` and the ports while the workspace has no slot yet.
     pub env: Option<EnvVars>,
+    /// Deleted workspaces `gw restore` can bring back (`gw trash` lists them).
+    pub trash: crate::ops::trash::TrashSummary,
     #[serde(skip)]
     pub warnings: Vec<String>,
     #[serde(skip)]
@@ -97,6 +99,7 @@ pub fn context(ctx: &Ctx<'_>) -> ContextReport {
         workspaces: state.names(),
         workspace,
         env,
+        trash: crate::ops::trash::summary(ctx),
         warnings,
         next_actions,
     }

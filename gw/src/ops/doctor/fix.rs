@@ -65,6 +65,11 @@ pub(super) fn apply(ctx: &Ctx<'_>, issues: &mut [Issue]) {
             Fix::RemoveTrash { path } => crate::ops::trash::unlink(ctx, path)
                 .map(|_| ())
                 .map_err(|e| e.message.clone()),
+            Fix::RemoveKeptRef { source, name, oid } => {
+                crate::ops::safety::keep::kept_ref(ctx, source, name, oid)
+                    .map(|_| ())
+                    .map_err(|e| e.message.clone())
+            }
             // Done by `recover` before the other fixes.
             Fix::Recover { .. } => continue,
             Fix::McpCleanup => {

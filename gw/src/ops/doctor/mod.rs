@@ -81,6 +81,10 @@ pub enum IssueKind {
     StrayDirectory,
     TrashOfWorkspace,
     LeftoverTrash,
+    /// A retained trash entry whose record cannot be read.
+    TrashUnreadable,
+    /// A reference under `refs/grove/trash/` whose trash entry is gone.
+    OrphanTrashRef,
     McpLeftover,
 }
 
@@ -201,6 +205,12 @@ pub enum Fix {
     RemoveStaleLock { path: PathBuf },
     /// Removes a leftover entry of `.trash/` that belongs to no workspace.
     RemoveTrash { path: PathBuf },
+    /// Removes a reference that kept a branch's tip for a trash entry that is gone.
+    RemoveKeptRef {
+        source: PathBuf,
+        name: String,
+        oid: String,
+    },
     /// Finishes or rolls back an interrupted operation from its journal (`ops::recover`).
     Recover { id: String },
     /// Removes the Go grove's MCP leftovers (grove's `.mcp.json` entries, the
@@ -246,8 +256,11 @@ pub struct Checkup<'a> {
     /// Every source repository grove knows: configured (found in the repo dirs) and
     /// recorded in state, by path.
     pub sources: BTreeMap<PathBuf, Source>,
-    /// Every entry of the workspace directories' trash.
+    /// The entries of the workspace directories' trash that are not retained (no record):
+    /// leftovers of quarantines, or being made or purged.
     pub trash: Vec<PathBuf>,
+    /// The retained entries (`gw restore` can bring them back), and unreadable records.
+    pub kept: crate::ops::trash::Contents,
     /// The workspace directories as configured, and with symlinks resolved.
     pub roots: Vec<(PathBuf, PathBuf)>,
     /// The Go grove's MCP leftovers, and the directories gw-migrate has a claim on (which
@@ -297,6 +310,8 @@ pub struct DoctorReport {
     pub failed: usize,
     /// `--fix` was given.
     pub fix: bool,
+    /// What the trash holds (no issue: `--fix` never purges it; `gw trash` lists it).
+    pub trash: crate::ops::trash::TrashSummary,
     #[serde(skip)]
     pub failure: Option<Error>,
 }
@@ -328,6 +343,7 @@ pub fn doctor(ctx: &Ctx<'_>, opts: DoctorOptions) -> Result<DoctorReport> {
         left: 0,
         failed: 0,
         fix: opts.fix,
+        trash: crate::ops::trash::TrashSummary::default(),
         failure: None,
     };
     if opts.fix {
@@ -424,6 +440,7 @@ pub fn doctor(ctx: &Ctx<'_>, opts: DoctorOptions) -> Result<DoctorReport> {
         };
     }
     report.issues = issues;
+    report.trash = crate::ops::trash::summary(ctx);
     Ok(report)
 }
 
@@ -472,7 +489,11 @@ fn with_checkup<T>(ctx: &Ctx<'_>, f: impl FnOnce(&Checkup<'_>) -> T) -> T {
         journaled,
         territory: ctx.territory(),
         sources: sources(ctx, config.as_ref(), state.as_ref()),
-        trash: crate::ops::trash::entries(ctx),
+        trash: crate::ops::trash::entries(ctx)
+            .into_iter()
+            .filter(|e| !crate::ops::trash::is_retained(e))
+            .collect(),
+        kept: crate::ops::trash::contents(ctx),
         roots,
         leftovers: crate::legacy::cleanup::Leftovers::of(
             &ctx.home,

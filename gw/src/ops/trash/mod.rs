@@ -70,8 +70,13 @@ fn cut(name: &str) -> &str {
 
 /// Every entry of the workspace directories' trash, sorted.
 pub fn entries(ctx: &Ctx<'_>) -> Vec<PathBuf> {
+    entries_all(ctx.territory())
+}
+
+/// Every entry of the trash of `territory`'s workspace directories, sorted.
+pub fn entries_all(territory: &crate::ops::safety::Territory) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for dir in ctx.territory().trash_dirs() {
+    for dir in territory.trash_dirs() {
         let Ok(read) = std::fs::read_dir(&dir) else {
             continue;
         };

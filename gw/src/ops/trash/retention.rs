@@ -83,9 +83,15 @@ pub fn refs_of(k: &Kept) -> Vec<KeptRef> {
 
 /// Purges an entry: its record first (it is no longer restorable), then the references
 /// that kept its branches' tips, then its files — here, or in a detached process when
-/// `background` (a large tree is not erased on a command's way).
-pub fn purge(ctx: &Ctx<'_>, k: &Kept, background: bool) -> Result<()> {
+/// `background` (a large tree is not erased on a command's way). Under the lock of the
+/// workspace's name, which a restore of it holds: `false` when it was restored (or
+/// purged) meanwhile.
+pub fn purge(ctx: &Ctx<'_>, k: &Kept, background: bool) -> Result<bool> {
     ctx.territory().check_trash_entry(&k.entry)?;
+    let _lock = crate::ops::tx::workspace_lock(ctx, &k.record.name)?;
+    if !kept::is_retained(&k.entry) {
+        return Ok(false);
+    }
     fsx::remove_file(&k.layout().record())?;
     for r in refs_of(k) {
         // A reference moved since is not the entry's any more; it stays.
@@ -96,7 +102,7 @@ pub fn purge(ctx: &Ctx<'_>, k: &Kept, background: bool) -> Result<()> {
     } else {
         remove::trash(ctx, &k.entry)?;
     }
-    Ok(())
+    Ok(true)
 }
 
 /// On a mutating command's way: purges up to [`SWEEP_LIMIT`] entries retention lets go,
@@ -142,16 +148,21 @@ pub fn tidy(ctx: &Ctx<'_>, entry: Option<&Path>) -> Result<TidyReport> {
     if let Some(entry) = entry {
         ctx.territory().check_trash_entry(entry)?;
         let layout = crate::state::trash::Layout::of(entry);
-        if fsx::exists(&layout.record()) {
+        if let Ok(Some(record)) = crate::state::trash::Record::read(&layout.record()) {
             let size = measure(entry);
-            size.write(&layout)?;
-            report.measured = Some(size.bytes);
+            // Written under the lock a restore or purge of the entry holds, and only while
+            // it is still retained: never into an entry on its way out.
+            let _lock = crate::ops::tx::workspace_lock(ctx, &record.name)?;
+            if kept::is_retained(entry) {
+                size.write(&layout)?;
+                report.measured = Some(size.bytes);
+            }
         }
     }
     let config = ctx.config()?;
     let contents = kept::contents(ctx);
     for i in expired(&contents.kept, now(ctx), config.trash) {
-        if purge(ctx, &contents.kept[i], false).is_ok() {
+        if purge(ctx, &contents.kept[i], false).unwrap_or(false) {
             report.purged += 1;
         }
     }
@@ -224,14 +235,7 @@ pub fn empty(ctx: &Ctx<'_>, older: Option<Duration>) -> Result<EmptyReport> {
                 continue;
             }
         }
-        let purged = crate::ops::tx::workspace_lock(ctx, &k.record.name).and_then(|_lock| {
-            // Looked at again under the lock: a restore may have taken it meanwhile.
-            if !kept::is_retained(&k.entry) {
-                return Ok(false);
-            }
-            purge(ctx, k, false).map(|()| true)
-        });
-        match purged {
+        match purge(ctx, k, false) {
             Ok(true) => report.purged.push(Purged {
                 id: k.id.clone(),
                 name: k.record.name.clone(),
@@ -244,4 +248,91 @@ pub fn empty(ctx: &Ctx<'_>, older: Option<Duration>) -> Result<EmptyReport> {
     report.count = report.purged.len();
     report.bytes = report.purged.iter().filter_map(|p| p.bytes).sum();
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::trash::{Reason, Record, VERSION};
+
+    fn kept(id: &str, deleted: &str, bytes: Option<u64>) -> Kept {
+        let ws: crate::state::Workspace = serde_json::from_value(serde_json::json!({
+            "name": id, "path": format!("/w/{id}"), "branch": "b",
+            "created_at": "2026-12-01T10:00:00", "repos": []
+        }))
+        .unwrap();
+        Kept {
+            entry: format!("/w/.trash/{id}-1").into(),
+            id: format!("{id}-1"),
+            deleted: Some(deleted.parse().unwrap()),
+            size: bytes.map(|bytes| Size { bytes, files: 1 }),
+            record: Record {
+                version: VERSION,
+                name: id.into(),
+                deleted_at: deleted.into(),
+                reason: Reason::Delete,
+                workspace: ws,
+                repos: Vec::new(),
+            },
+        }
+    }
+
+    fn retention(keep_days: u64, max_size: u64) -> Retention {
+        Retention {
+            keep: Duration::from_secs(keep_days * 86_400),
+            max_size,
+        }
+    }
+
+    #[test]
+    fn entries_past_keep_go_then_the_oldest_while_over_the_size() {
+        let now: Timestamp = "2026-12-10T00:00:00Z".parse().unwrap();
+        // Oldest first, as `contents` gives them.
+        let trash = [
+            kept("a", "2026-12-01T00:00:00Z", Some(100)),
+            kept("b", "2026-12-04T00:00:00Z", Some(300)),
+            kept("c", "2026-12-08T00:00:00Z", None),
+            kept("d", "2026-12-09T23:59:59Z", Some(50)),
+        ];
+        // A week: only `a` (9 days) is past it; exactly the keep is past it too.
+        assert_eq!(expired(&trash, now, retention(7, u64::MAX)), [0]);
+        assert_eq!(expired(&trash, now, retention(6, u64::MAX)), [0, 1]);
+        assert_eq!(
+            expired(
+                &trash,
+                "2026-12-11T00:00:00Z".parse().unwrap(),
+                retention(7, u64::MAX)
+            ),
+            [0, 1]
+        );
+        // Nothing is old enough; the size cap takes the oldest first, and an entry not
+        // measured yet counts as empty.
+        assert!(expired(&trash, now, retention(30, 450)).is_empty());
+        assert_eq!(expired(&trash, now, retention(30, 449)), [0]);
+        assert_eq!(expired(&trash, now, retention(30, 349)), [0, 1]);
+        assert_eq!(expired(&trash, now, retention(30, 50)), [0, 1]);
+        // Oldest first, measured or not, until what stays fits.
+        assert_eq!(expired(&trash, now, retention(30, 49)), [0, 1, 2, 3]);
+        // Both rules at once: what age lets go counts no more against the cap.
+        assert_eq!(expired(&trash, now, retention(7, 350)), [0]);
+        assert_eq!(expired(&trash, now, retention(7, 349)), [0, 1]);
+        // keep = 0: everything goes.
+        assert_eq!(expired(&trash, now, retention(0, u64::MAX)), [0, 1, 2, 3]);
+        // An unreadable time never expires by age.
+        let mut odd = kept("e", "2026-01-01T00:00:00Z", Some(1));
+        odd.deleted = None;
+        assert!(expired(&[odd], now, retention(1, u64::MAX)).is_empty());
+    }
+
+    #[test]
+    fn ages_read_as_people_say_them() {
+        let t: Timestamp = "2026-12-10T00:00:00Z".parse().unwrap();
+        let before = |s: i64| t.checked_sub(jiff::SignedDuration::from_secs(s)).unwrap();
+        assert_eq!(ago(t, before(5)), "now");
+        assert_eq!(ago(t, before(125)), "2m");
+        assert_eq!(ago(t, before(3 * 3600 + 5)), "3h");
+        assert_eq!(ago(t, before(3 * 86_400)), "3d");
+        // A clock set back says "now", not a negative age.
+        assert_eq!(ago(before(60), t), "now");
+    }
 }

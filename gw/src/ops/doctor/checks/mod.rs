@@ -1,9 +1,11 @@
 //! The checks of `gw doctor`, each independent of the others.
 
 mod disk;
+mod kept;
 mod workspaces;
 
 use disk::*;
+use kept::*;
 use workspaces::*;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,6 +32,7 @@ pub const CHECKS: &[(&str, Check)] = &[
     ("temp_files", check_temp_files),
     ("stray", check_stray),
     ("trash", check_trash),
+    ("kept_trash", check_kept_trash),
     ("mcp_leftovers", check_mcp),
 ];
 
