@@ -111,7 +111,27 @@ impl World {
             out.push_str(&self.env.git(&dir, &["status", "--porcelain"]));
         }
         let ws_dir = self.env.workspace_dir();
-        out.push_str(&format!("\n== workspaces\n{:?}", e2e::tree(&ws_dir, 3)));
+        // A trash entry is named `<name>-<nanoseconds>`: the time is not the world's.
+        let tree: Vec<String> = e2e::tree(&ws_dir, 4)
+            .into_iter()
+            .map(|p| match p.strip_prefix(".trash/") {
+                Some(rest) => {
+                    let (entry, inside) = rest.split_once('/').unwrap_or((rest, ""));
+                    let name = entry.rsplit_once('-').map_or(entry, |(n, _)| n);
+                    format!(".trash/{name}-N/{inside}")
+                }
+                None => p,
+            })
+            .collect();
+        out.push_str(&format!("\n== workspaces\n{tree:?}"));
+        for r in ["api", "web", "svc"] {
+            // The tips a kept delete keeps, by their repository position (the id is a time).
+            let kept = self.env.git(
+                &self.env.repos.join(r),
+                &["for-each-ref", "--format=%(objectname)", "refs/grove/"],
+            );
+            out.push_str(&format!("\n== {r} kept tips\n{kept}"));
+        }
         for ws in listing(&ws_dir) {
             for repo in listing(&ws_dir.join(&ws)) {
                 let wt = ws_dir.join(&ws).join(&repo);
@@ -345,6 +365,59 @@ fn every_step_of_delete_fails_cleanly_or_is_completed_by_recovery() {
     );
     eprintln!("delete: {covered} faults");
     assert!(covered >= 8, "delete has several steps to fail ({covered})");
+}
+
+/// A restore of a workspace deleted with work in it: before its commit point a fault leaves
+/// the entry whole in the trash (the directory moved back, the registrations and branches it
+/// made removed); after it, recovery drops the rest of the entry.
+#[test]
+fn every_step_of_restore_fails_cleanly_or_is_completed_by_recovery() {
+    let covered = every_fault(
+        |w| {
+            create_feat(w, &["api", "web", "svc"]);
+            make_dirty(w, "api");
+            w.with_ctx(None, |ctx| {
+                ops::delete::delete(
+                    ctx,
+                    DeleteOptions {
+                        names: vec!["feat".into()],
+                        force: true,
+                        purge: false,
+                        expect: None,
+                    },
+                )
+            })
+            .unwrap();
+        },
+        |ctx| {
+            ops::restore::restore(
+                ctx,
+                ops::restore::RestoreOptions {
+                    name: Some("feat".into()),
+                    as_name: None,
+                    expect: None,
+                },
+            )
+            .map(|_| ())
+        },
+        |w| {
+            let api = w.env.workspace_dir().join("feat/api");
+            assert_eq!(
+                std::fs::read_to_string(api.join("scratch.txt")).unwrap(),
+                "untracked work\n"
+            );
+            assert!(branch_tip(&w.env, "api", "feat").is_some());
+            assert!(
+                e2e::tree(&w.env.workspace_dir().join(".trash"), 1).is_empty(),
+                "nothing is left in the trash"
+            );
+        },
+    );
+    eprintln!("restore: {covered} faults");
+    assert!(
+        covered >= 10,
+        "restore has several steps to fail ({covered})"
+    );
 }
 
 #[test]

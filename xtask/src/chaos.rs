@@ -12,9 +12,11 @@ use e2e::chaos::{self, Finding, kill, race};
 use crate::util;
 
 pub const USAGE: &str = "usage: cargo xtask chaos [--kills N] [--races N] [--seed S] [--quick]
-                         [--repos N] [--files N] [--report FILE] [--keep]
+                         [--only OP] [--repos N] [--files N] [--report FILE] [--keep]
 
   --kills N    kills that land mid-command (default 60; 0: no kill suite)
+  --only OP    kill only `gw OP` (create, add-repo, delete, sync, rename, restore): the
+               trials of the other commands' seeds are skipped
   --races N    race runs of 16 processes (default 10; 0: no race suite)
   --seed S     first seed; trial i uses S+i, so `--seed S --kills 1` replays trial S
   --quick      9 kills and 2 race runs on smaller repositories (what `cargo xtask ci` runs)
@@ -30,6 +32,7 @@ pub struct Args {
     kills: usize,
     races: usize,
     seed: u64,
+    only: Option<kill::Op>,
     repos: usize,
     files: usize,
     report: Option<PathBuf>,
@@ -42,6 +45,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
         kills: 60,
         races: 10,
         seed: chaos::clock_seed(),
+        only: None,
         repos: 7,
         files: 3000,
         report: None,
@@ -65,6 +69,13 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             "--kills" => kills = Some(number("--kills", value("--kills")?)? as usize),
             "--races" => races = Some(number("--races", value("--races")?)? as usize),
             "--seed" => a.seed = number("--seed", value("--seed")?)?,
+            "--only" => {
+                let v = value("--only")?;
+                a.only = Some(
+                    kill::Op::named(&v)
+                        .ok_or_else(|| format!("--only: no command `{v}`\n\n{USAGE}"))?,
+                );
+            }
             "--repos" => a.repos = number("--repos", value("--repos")?)? as usize,
             "--files" => files = Some(number("--files", value("--files")?)? as usize),
             "--report" => a.report = Some(PathBuf::from(value("--report")?)),
@@ -132,7 +143,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         });
         eprintln!("world built in {:.1} s", t.elapsed().as_secs_f64());
         let _ = writeln!(report, "## Kill suite\n");
-        for op in kill::Op::ALL {
+        for op in kill::Op::ALL
+            .into_iter()
+            .filter(|op| a.only.is_none_or(|o| o == *op))
+        {
             let c = suite.calibrate(op).clone();
             eprintln!(
                 "uninterrupted gw {op}: {} ms, {} journal writes seen{}",
@@ -167,7 +181,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
                     tally.kills, tally.trials
                 ));
             }
-            let o = suite.run(&kill::Trial::from_seed(seed));
+            let trial = kill::Trial::from_seed(seed);
+            if a.only.is_some_and(|o| o != trial.op) {
+                seed += 1;
+                continue;
+            }
+            let o = suite.run(&trial);
             eprintln!("kill {:>3}: {}", tally.trials + 1, o.headline());
             print_findings(&o.findings);
             tally.add(o);

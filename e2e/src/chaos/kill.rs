@@ -1,5 +1,6 @@
 //! The kill suite: `gw create` (of every repository), `add-repo`, `delete`, `sync` (with
-//! upstream commits to rebase onto) and `rename` are interrupted — SIGKILL to gw alone,
+//! upstream commits to rebase onto), `rename` and `restore` (of a deleted workspace from the
+//! trash) are interrupted — SIGKILL to gw alone,
 //! SIGKILL to its process group, SIGINT to its process group (what Ctrl-C does) — at a
 //! seeded moment: a delay within the time an uninterrupted run takes, or the Nth journal
 //! write observed in `<grove dir>/operations/` from outside. Then `gw doctor --fix --format
@@ -12,7 +13,9 @@
 //! dirty tracked file, an untracked file and an unpushed commit; workspace `feat` (r0..r3)
 //! with an unpushed commit in each repository, whose origins have moved on (so `sync`
 //! rebases); in the source checkouts a dirty tracked file (r2), an untracked file (r3) and
-//! a branch `keep` with a commit of its own (r4).
+//! a branch `keep` with a commit of its own (r4); in the trash, workspace `gone` (r0, r2),
+//! deleted with an untracked file and a commit of its own, which a restore brings back
+//! whole or leaves in the trash whole — never half.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -37,10 +40,23 @@ pub enum Op {
     Delete,
     Sync,
     Rename,
+    Restore,
 }
 
 impl Op {
-    pub const ALL: [Op; 5] = [Op::Create, Op::AddRepo, Op::Delete, Op::Sync, Op::Rename];
+    pub const ALL: [Op; 6] = [
+        Op::Create,
+        Op::AddRepo,
+        Op::Delete,
+        Op::Sync,
+        Op::Rename,
+        Op::Restore,
+    ];
+
+    /// The command named `name` (as displayed).
+    pub fn named(name: &str) -> Option<Op> {
+        Op::ALL.into_iter().find(|op| op.to_string() == name)
+    }
 
     /// The command line (without `gw`), for a world of `repos` repositories.
     pub fn args(self, repos: usize) -> Vec<String> {
@@ -59,6 +75,7 @@ impl Op {
             Op::Delete => vec!["delete".into(), FEAT.into()],
             Op::Sync => vec!["sync".into(), FEAT.into()],
             Op::Rename => vec!["rename".into(), FEAT.into(), "--to".into(), RENAMED.into()],
+            Op::Restore => vec!["restore".into(), GONE.into()],
         };
         args.into_iter()
             .chain(["--format".to_string(), "json".to_string()])
@@ -74,6 +91,7 @@ impl fmt::Display for Op {
             Op::Delete => "delete",
             Op::Sync => "sync",
             Op::Rename => "rename",
+            Op::Restore => "restore",
         })
     }
 }
@@ -114,7 +132,8 @@ pub enum Moment {
 }
 
 /// One trial, entirely determined by its seed: consecutive seeds cycle through every
-/// command and every signal (5 × 3 = 15 combinations in 15 consecutive seeds).
+/// command, and every six through every signal (6 × 3 = 18 combinations in 18
+/// consecutive seeds).
 #[derive(Debug, Clone)]
 pub struct Trial {
     pub seed: u64,
@@ -133,8 +152,8 @@ impl Trial {
         };
         Trial {
             seed,
-            op: Op::ALL[(seed % 5) as usize],
-            signal: Signal::ALL[(seed % 3) as usize],
+            op: Op::ALL[(seed % 6) as usize],
+            signal: Signal::ALL[((seed / 6) % 3) as usize],
             moment,
         }
     }
@@ -143,6 +162,10 @@ impl Trial {
 const NEW: &str = "new";
 const FEAT: &str = "feat";
 const RENAMED: &str = "renamed";
+const GONE: &str = "gone";
+/// The untracked file of `gone`'s r2 worktree, and what it holds.
+const GONE_FILE: &str = "r2/gone-notes.txt";
+const GONE_TEXT: &str = "deleted with the workspace, kept in the trash\n";
 const FEAT_REPOS: usize = 4;
 const CALIBRATION_RUNS: u32 = 3;
 
@@ -268,6 +291,26 @@ impl Suite {
             );
             env.push_upstream(n, "main", "upstream.txt", "upstream moved on\n");
         }
+        // Workspace `gone`, deleted with work of its own: in the trash, for `restore`.
+        env.gw(&["create", GONE, "-b", GONE, "-r", "r0,r2"])
+            .success();
+        std::fs::write(env.ws(GONE).join(GONE_FILE), GONE_TEXT).unwrap();
+        env.commit(
+            &env.ws(GONE).join("r0"),
+            "gone.txt",
+            "gone work\n",
+            "a commit only the deleted workspace has",
+        );
+        // Marked, so the measuring `gw trash tidy` it starts has ended before the world is
+        // sealed.
+        let mark = format!("prepare-{}", std::process::id());
+        let deleted = env
+            .gw_cmd(&["delete", GONE, "--force"])
+            .env(MARK_VAR, &mark)
+            .output()
+            .expect("gw runs");
+        assert!(deleted.status.success(), "{deleted:?}");
+        assert!(settle(&mark, "the delete of `gone`").is_none());
         let baseline = Baseline::record(&env.world());
         let mut preserved = Preserved::new();
         preserved
@@ -879,6 +922,36 @@ fn check_outcome(env: &TestEnv, op: Op, repos: usize, done: bool) -> Vec<Finding
             (
                 n == Some(FEAT_REPOS),
                 format!("workspace `{FEAT}` has {n:?} repositories"),
+            )
+        }
+        Op::Restore => {
+            // Either restored (recorded, its work in place, nothing left in the trash) or
+            // still in the trash (not recorded, its work in the entry) — never half.
+            let n = count(GONE);
+            let entries: Vec<PathBuf> = std::fs::read_dir(env.workspace_dir().join(".trash"))
+                .map(|d| d.flatten().map(|e| e.path()).collect())
+                .unwrap_or_default();
+            let kept: Vec<&PathBuf> = entries
+                .iter()
+                .filter(|e| {
+                    e.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("gone-"))
+                })
+                .collect();
+            let holds = |dir: &Path| {
+                std::fs::read_to_string(dir.join(GONE_FILE)).is_ok_and(|t| t == GONE_TEXT)
+            };
+            let restored = n == Some(2) && kept.is_empty() && holds(&env.ws(GONE));
+            let in_trash = n.is_none()
+                && kept.len() == 1
+                && kept[0].join("trash.json").is_file()
+                && holds(&kept[0].join("workspace"));
+            (
+                restored || (!done && in_trash),
+                format!(
+                    "workspace `{GONE}` has {n:?} repositories, trash entries {kept:?}, its file {} in place",
+                    if holds(&env.ws(GONE)) { "is" } else { "is not" }
+                ),
             )
         }
     };

@@ -179,8 +179,14 @@ fn world_snapshot(env: &TestEnv) -> String {
     out
 }
 
+/// The trash entries that are not a deleted workspace kept for `gw restore` (those have a
+/// record, and the auditor checks they are whole): quarantined bytes still to be erased.
 fn trash_entries(env: &TestEnv) -> Vec<String> {
-    e2e::tree(&env.workspace_dir().join(".trash"), 1)
+    let trash = env.workspace_dir().join(".trash");
+    e2e::tree(&trash, 1)
+        .into_iter()
+        .filter(|e| !trash.join(e).join("trash.json").is_file())
+        .collect()
 }
 
 /// After a crash: while a journal is left, `probe` (a command touching the workspace) must
@@ -213,6 +219,18 @@ fn recover_and_check(env: &TestEnv, what: &str, probe: &[&str], before: &str, af
         "{what}: {healthy:#}\nafter doctor --fix: {result:#}"
     );
     env.assert_git_agrees_with_state();
+    let broken: Vec<_> = env
+        .world()
+        .audit()
+        .into_iter()
+        .filter(|v| {
+            matches!(
+                v.kind,
+                e2e::audit::Kind::BrokenTrash | e2e::audit::Kind::LeakedTrashRef
+            )
+        })
+        .collect();
+    assert!(broken.is_empty(), "{what}: {}", e2e::audit::render(&broken));
     let now = world_snapshot(env);
     if now == before {
         false
@@ -222,7 +240,7 @@ fn recover_and_check(env: &TestEnv, what: &str, probe: &[&str], before: &str, af
     }
 }
 
-/// Deletes workspace `feat` and waits until its quarantined bytes are gone.
+/// Deletes workspace `feat` and waits until nothing but its kept entry is in the trash.
 fn delete_feat(env: &TestEnv) {
     env.gw(&["delete", "feat", "--format", "json"]).success();
     let deadline = Instant::now() + Duration::from_secs(60);

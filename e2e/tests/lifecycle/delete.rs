@@ -276,9 +276,10 @@ fn a_worktree_switched_to_another_branch_keeps_that_branch() {
     env.assert_git_agrees_with_state();
 }
 
-/// A workspace holding 100,000 ignored files (a `node_modules`) is deleted at once: the
+/// A workspace holding 100,000 ignored files (a `node_modules`) is purged at once: the
 /// command returns with the workspace gone from state and from its place while its bytes
 /// still sit in `<workspace_dir>/.trash/`, where a detached `gw unlink-trash` removes them.
+/// (Without `--purge` they stay there for `gw restore`: trash.rs.)
 #[test]
 fn deleting_a_huge_workspace_returns_before_its_bytes_are_gone() {
     let env = TestEnv::with_repos(&["api"]);
@@ -303,9 +304,10 @@ fn deleting_a_huge_workspace_returns_before_its_bytes_are_gone() {
     );
 
     let r = env
-        .gw(&["delete", "big", "--format", "json"])
+        .gw(&["delete", "big", "--purge", "--format", "json"])
         .success()
         .result();
+    assert_eq!(r["deleted"][0]["trash"], serde_json::Value::Null, "{r:#}");
     // Right after it returned: gone from state and from its place ...
     assert_eq!(r["deleted"][0]["outcome"], "deleted", "{r:#}");
     assert!(env.workspace_names().is_empty());

@@ -455,9 +455,9 @@ fn undo_restores_the_newest_deletion_as_its_plan_says() {
     assert_eq!(
         actions,
         [
+            "restore_branch",
             "restore_from_trash",
             "register_worktree",
-            "restore_branch",
             "record_state",
             "remove_trash_entry"
         ]

@@ -78,6 +78,28 @@ pub fn workspaces() -> Vec<CompletionCandidate> {
     })
 }
 
+/// The deleted workspaces in the trash (`gw restore`), newest first, with when they went.
+pub fn trashed() -> Vec<CompletionCandidate> {
+    with_ctx(|ctx| {
+        let mut seen = Vec::new();
+        let kept = ops::trash::contents(ctx).kept;
+        Some(
+            kept.into_iter()
+                .rev()
+                .filter(|k| {
+                    let new = !seen.contains(&k.record.name);
+                    seen.push(k.record.name.clone());
+                    new
+                })
+                .map(|k| {
+                    let help = format!("deleted {}", k.record.deleted_at);
+                    CompletionCandidate::new(k.record.name).help(Some(help.into()))
+                })
+                .collect(),
+        )
+    })
+}
+
 /// Repository names grove can put in a workspace.
 pub fn repos() -> Vec<CompletionCandidate> {
     with_ctx(|ctx| {

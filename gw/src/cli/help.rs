@@ -256,6 +256,7 @@ fn candidates(mut cmd: clap::Command, path: &[&str]) -> clap::Command {
             ("remove" | "upgrade", "name") if path.last() == Some(&"plugin") => {
                 Some(ArgValueCandidates::new(complete::plugins))
             }
+            ("restore", "name") => Some(ArgValueCandidates::new(complete::trashed)),
             (n, "name" | "names") if WORKSPACE_COMMANDS.contains(&n) => {
                 Some(ArgValueCandidates::new(complete::workspaces))
             }

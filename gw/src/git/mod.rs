@@ -24,8 +24,8 @@ pub use read::{
 pub use scan::ignored_by_rules;
 pub use tracking::{Tracking, Unknown, tracking};
 pub use worktree::{
-    Link, WorktreeInfo, in_progress, is_worktree_of, link, lock_reason, repository_locks,
-    worktree_locks,
+    Link, WorktreeInfo, in_progress, is_worktree_of, link, linked_admin, lock_reason,
+    repository_locks, worktree_locks,
 };
 pub use write::*;
 

@@ -121,12 +121,18 @@ pub enum Link {
 /// The private git directory the `.git` file of the worktree at `dir` names, if it is a
 /// `gitdir:` file.
 fn admin_named_by(dir: &Path) -> Option<PathBuf> {
-    let text = crate::fsx::read_optional(&dir.join(".git")).ok()??;
+    linked_admin(&dir.join(".git"), dir)
+}
+
+/// The private git directory the `.git` file `gitfile` names, a relative name read as
+/// relative to `base` (the worktree the file belongs to, wherever the file is now).
+pub fn linked_admin(gitfile: &Path, base: &Path) -> Option<PathBuf> {
+    let text = crate::fsx::read_optional(gitfile).ok()??;
     let target = Path::new(text.trim().strip_prefix("gitdir:")?.trim());
     Some(if target.is_absolute() {
         target.to_path_buf()
     } else {
-        dir.join(target)
+        base.join(target)
     })
 }
 

@@ -1,258 +1,24 @@
-//! `gw restore NAME [--as NEW]` and `gw undo`: a deleted workspace comes back from the
-//! trash exactly as it went — its directory with every file, each worktree's registration
-//! (index, HEAD, reflog), the branches the delete removed at their recorded tips with their
-//! settings, and its state entry.
-//!
-//! One transaction (`ops::tx`, journal kind `restore`) under the locks of the workspace's
-//! names: the directory moves back, the registrations and branches come back, and the state
-//! entry is recorded (the commit point); what is left of the entry (its record, the
-//! references that kept the tips) goes afterwards. Killed anywhere, `gw doctor --fix`
-//! finishes or rolls it back: the workspace is either restored or still in the trash.
-//! Everything that could stand in the way — the name or directory taken, a branch made
-//! again, a source repository gone — is found first and refused with a code; nothing is
-//! half-restored.
+//! What a restore will do, decided before anything changes: the checks that refuse it
+//! (the name or directory taken, a branch made again, a source repository gone or unknown,
+//! an entry that is not whole or whose record disagrees with it), the steps, and the plan's
+//! view of them.
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
+use super::Plan;
 use crate::action::NextAction;
 use crate::error::{Code, Error, Result};
 use crate::fsx;
 use crate::git;
-use crate::ops::plan::{self, Change, ChangeKind, Described, Fact, PlanDoc, PlanKind};
-use crate::ops::trash::{self, Kept};
-use crate::ops::tx::{self, Tx};
-use crate::ops::{Ctx, Outcome, RepoResult, names};
-use crate::state::journal::{Action, Kind};
+use crate::ops::plan::{Change, ChangeKind, Described, Fact};
+use crate::ops::trash::Kept;
+use crate::ops::{Ctx, names, tx};
+use crate::state::State;
+use crate::state::journal::Action;
 use crate::state::trash::BranchFate;
-use crate::state::{State, Workspace};
-
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct RestoreOptions {
-    /// A deleted workspace's name (its newest entry) or an entry's id; `None`: the newest
-    /// entry of all (`gw undo`).
-    pub name: Option<String>,
-    /// The name it comes back under (`--as`), beside where it was.
-    #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
-    pub as_name: Option<String>,
-    /// `gw apply`: the plan this restore must match.
-    #[serde(skip)]
-    pub expect: Option<plan::Expect>,
-}
-
-#[derive(Debug, Serialize)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-pub struct RestoreReport {
-    /// The workspace's name now.
-    pub name: String,
-    pub path: PathBuf,
-    pub branch: String,
-    /// The trash entry it came from.
-    pub from: String,
-    /// Its name when it was deleted.
-    pub deleted_name: String,
-    pub deleted_at: String,
-    /// Every worktree, `restored`; `detail` says what happened to its branch.
-    pub repos: Vec<RepoResult>,
-    pub count: usize,
-    #[serde(skip)]
-    pub warnings: Vec<String>,
-}
-
-impl RestoreReport {
-    pub fn next_actions(&self) -> Vec<NextAction> {
-        vec![NextAction::read(
-            "Inspect the restored workspace",
-            &["gw", "status", &self.name, "--format", "json"],
-        )]
-    }
-}
-
-/// What restoring an entry takes, decided before anything changes.
-struct Plan {
-    kept: Kept,
-    /// The state entry it comes back as.
-    after: Workspace,
-    /// Before the commit point, in order.
-    steps: Vec<Action>,
-    /// What happens to each repository's branch (for the report and the plan).
-    branches: Vec<String>,
-    warnings: Vec<String>,
-}
-
-/// `gw restore` / `gw undo`.
-pub fn restore(ctx: &Ctx<'_>, opts: RestoreOptions) -> Result<RestoreReport> {
-    let config = ctx.config()?;
-    // The entry, and the name it comes back under, are found before any lock; both names
-    // are then locked, and everything is decided again under the locks.
-    let first = find(ctx, &opts)?;
-    let target = target_name(&first, &opts)?;
-    let locks = tx::lock_workspaces(ctx, &[&first.record.name, &target])?;
-    let entry_opts = RestoreOptions {
-        name: Some(first.id.clone()),
-        ..opts.clone()
-    };
-    let kept = find(ctx, &entry_opts)?;
-    let plan = plan(ctx, &config, &ctx.state()?, kept, opts.as_name.as_deref())?;
-    if let Some(expect) = &opts.expect {
-        let now = describe(&plan);
-        plan::verify(
-            PlanKind::Restore,
-            expect,
-            &inputs(&plan.kept.id, &opts),
-            &now,
-        )?;
-    }
-    let sources: Vec<&Path> = plan
-        .kept
-        .record
-        .repos
-        .iter()
-        .map(|r| r.source.as_path())
-        .collect();
-    let _hold = tx::hold_repos(ctx, &sources)?;
-    let mut tx = Tx::begin(ctx, locks, Kind::Restore, &plan.after.name, &[])?;
-    ctx.events
-        .progress(&format!("restoring {}", plan.after.name));
-    let done = tx
-        .run_all(plan.steps.clone(), false)
-        .into_iter()
-        .find_map(Result::err)
-        .map_or_else(
-            || {
-                tx.commit_with(
-                    Action::SetState {
-                        name: plan.after.name.clone(),
-                        before: None,
-                        after: Some(Box::new(plan.after.clone())),
-                    },
-                    vec![Action::DropTrash {
-                        entry: plan.kept.entry.clone(),
-                        refs: trash::refs_of(&plan.kept),
-                    }],
-                )
-            },
-            Err,
-        );
-    let planned = match done {
-        Ok(p) => p,
-        Err(cause) => {
-            let id = tx.id().to_string();
-            let (_, clean) = tx.rollback();
-            return Err(if clean {
-                cause.context(format!(
-                    "cannot restore `{}`; it is still in the trash",
-                    plan.kept.record.name
-                ))
-            } else {
-                tx::recovery_pending(&id, &plan.after.name, Kind::Restore).with_message(format!(
-                    "cannot restore `{}`: {}; putting it back failed too",
-                    plan.kept.record.name, cause.message
-                ))
-            });
-        }
-    };
-    let mut warnings = plan.warnings.clone();
-    if let Some(Err(e)) = tx.run_planned(&planned, false).into_iter().next() {
-        let id = tx.abandon();
-        warnings.push(format!(
-            "the workspace is back; removing what is left of its trash entry failed ({}); \
-             `gw doctor --fix` finishes it (operation {id})",
-            e.message
-        ));
-    } else {
-        tx.finish()?;
-    }
-    let repos: Vec<RepoResult> = plan
-        .after
-        .repos
-        .iter()
-        .zip(&plan.branches)
-        .map(|(r, b)| RepoResult {
-            repo: r.repo_name.clone(),
-            outcome: Outcome::Restored,
-            branch: r.branch.clone(),
-            path: r.worktree_path.clone(),
-            detail: Some(b.clone()),
-        })
-        .collect();
-    Ok(RestoreReport {
-        name: plan.after.name.clone(),
-        path: plan.after.path.clone(),
-        branch: plan.after.branch.clone(),
-        from: plan.kept.id.clone(),
-        deleted_name: plan.kept.record.name.clone(),
-        deleted_at: plan.kept.record.deleted_at.clone(),
-        count: repos.len(),
-        repos,
-        warnings,
-    })
-}
-
-/// `gw plan restore` / `gw plan undo`: decides exactly as the restore does, and describes
-/// it; the entry is recorded by its id, so applying the plan restores that one.
-pub fn plan_doc(ctx: &Ctx<'_>, opts: &RestoreOptions) -> Result<PlanDoc> {
-    let config = ctx.config()?;
-    let kept = find(ctx, opts)?;
-    let id = kept.id.clone();
-    let plan = plan(ctx, &config, &ctx.state()?, kept, opts.as_name.as_deref())?;
-    Ok(plan::document(
-        PlanKind::Restore,
-        inputs(&id, opts),
-        describe(&plan),
-    ))
-}
-
-fn inputs(id: &str, opts: &RestoreOptions) -> serde_json::Value {
-    serde_json::to_value(RestoreOptions {
-        name: Some(id.to_string()),
-        as_name: opts.as_name.clone(),
-        expect: None,
-    })
-    .expect("options serialise")
-}
-
-/// The entry `opts` names, or the newest.
-fn find(ctx: &Ctx<'_>, opts: &RestoreOptions) -> Result<Kept> {
-    let contents = trash::contents(ctx);
-    let found = match &opts.name {
-        Some(n) => trash::find(&contents, n),
-        None => contents.kept.last(),
-    };
-    if let Some(k) = found {
-        return Ok(k.clone());
-    }
-    let (message, fix) = match &opts.name {
-        Some(n) => (
-            format!("no deleted workspace named `{n}` is in the trash"),
-            "Run `gw trash` to see what can be restored",
-        ),
-        None => (
-            "the trash is empty: there is no deletion to undo".to_string(),
-            "Deleted workspaces are kept for `trash.keep` (7 days by default); `gw delete --purge` keeps nothing",
-        ),
-    };
-    Err(Error::new(Code::WorkspaceNotFound, message)
-        .with_fix(fix)
-        .with_action(NextAction::read(
-            "List the trash",
-            &["gw", "trash", "--format", "json"],
-        )))
-}
-
-fn target_name(kept: &Kept, opts: &RestoreOptions) -> Result<String> {
-    match &opts.as_name {
-        Some(n) => {
-            names::check_workspace(n)?;
-            Ok(n.clone())
-        }
-        None => Ok(kept.record.name.clone()),
-    }
-}
 
 /// Everything the restore of `kept` (as `as_name`) will do, or why it cannot.
-fn plan(
+pub(super) fn plan(
     ctx: &Ctx<'_>,
     config: &crate::config::Config,
     state: &State,
@@ -283,6 +49,18 @@ fn plan(
         None => old.path.clone(),
     };
     territory.check(&path, "restore a workspace to")?;
+    // Never into (or around) another workspace's directory.
+    if let Some(w) = state
+        .workspaces
+        .iter()
+        .find(|w| path.starts_with(&w.path) || w.path.starts_with(&path))
+    {
+        return Err(taken(
+            &kept,
+            &name,
+            format!("`{}` is workspace `{}`'s place", path.display(), w.name),
+        ));
+    }
     if fsx::exists(&path) {
         return Err(taken(&kept, &name, format!("`{}` exists", path.display())));
     }
@@ -308,16 +86,13 @@ fn plan(
     if after.slot.is_some() && state.workspaces.iter().any(|w| w.slot == after.slot) {
         after.slot = None;
     }
-    let mut steps = vec![Action::MoveDir {
-        from: layout.workspace(),
-        to: path.clone(),
-    }];
+
     let mut registrations = Vec::new();
     let mut branch_steps = Vec::new();
     let mut branches = Vec::new();
     let mut warnings = Vec::new();
     for (i, (kr, r)) in record.repos.iter().zip(after.repos.iter_mut()).enumerate() {
-        let rel = r.worktree_path.strip_prefix(&old.path).map_err(|_| {
+        let rel = r.worktree_path.strip_prefix(&old.path).map(Path::to_path_buf).map_err(|_| {
             Error::new(
                 Code::CorruptState,
                 format!(
@@ -327,7 +102,9 @@ fn plan(
                 ),
             )
         })?;
-        r.worktree_path = path.join(rel);
+        let was = r.worktree_path.clone();
+        r.worktree_path = path.join(&rel);
+        territory.check(&r.worktree_path, "restore a worktree to")?;
         let source = git::Repo::open(&kr.source)
             .ok()
             .filter(|_| fsx::canonical_lenient(&kr.source).is_some_and(|c| known.contains(&c)))
@@ -352,6 +129,21 @@ fn plan(
             .with_fix("Switch that worktree to another branch, then restore"));
         }
         if let Some(admin) = &kr.admin {
+            // The record is a file: its `source` and `admin` must be what the worktree's own
+            // `.git` link (read as it was, at its old place) named, or nothing is done.
+            let named = git::linked_admin(&layout.workspace().join(rel).join(".git"), &was);
+            let want = source.common_dir().join("worktrees").join(admin);
+            if named.and_then(|n| fsx::canonical_lenient(&n)) != fsx::canonical_lenient(&want) {
+                return Err(Error::new(
+                    Code::CorruptState,
+                    format!(
+                        "{}: the trash entry's record names `{}` as its registration, which its worktree's `.git` does not",
+                        kr.repo,
+                        want.display()
+                    ),
+                )
+                .with_fix("Look at the entry (`gw trash --format json`); its record was edited"));
+            }
             let kept_dir = layout.registration(i);
             if !fsx::is_dir(&kept_dir) {
                 return Err(Error::new(
@@ -372,8 +164,15 @@ fn plan(
             });
         }
     }
+    // The branches first and the registrations last: undone newest first, a registration
+    // goes while its directory is back in place, the directory goes back into the entry,
+    // and only then the branches, which no worktree has checked out any more.
+    let mut steps = branch_steps;
+    steps.push(Action::MoveDir {
+        from: layout.workspace(),
+        to: path.clone(),
+    });
     steps.extend(registrations);
-    steps.extend(branch_steps);
     Ok(Plan {
         kept,
         after,
@@ -401,6 +200,24 @@ fn branch_step(
         config: kr.config.clone(),
     };
     let has_commit = |tip: &str| source.rev(&format!("{tip}^{{commit}}")).is_some();
+    // The tip the record says must be the one the delete kept, where a kept ref is left.
+    if let (BranchFate::Deleted, Some(tip), Some(id)) =
+        (kr.fate, kr.tip.as_deref(), kept.layout().id())
+        && let Some(at) = source.reference(&crate::state::trash::kept_ref(&id, i))
+        && at != tip
+    {
+        return Err(Error::new(
+            Code::CorruptState,
+            format!(
+                "{}: the trash entry's record says branch {} was at {}, its kept tip is {}",
+                kr.repo,
+                kr.branch,
+                short(tip),
+                short(&at)
+            ),
+        )
+        .with_fix("Look at the entry (`gw trash --format json`); its record was edited"));
+    }
     Ok(match (kr.fate, kr.tip.as_deref(), now) {
         (BranchFate::Deleted, Some(tip), None) => {
             if !has_commit(tip) {
@@ -498,7 +315,7 @@ fn source_gone(kept: &Kept, repo: &str, source: &Path) -> Error {
 }
 
 /// The plan's view of a restore.
-fn describe(plan: &Plan) -> Described {
+pub(super) fn describe(plan: &Plan) -> Described {
     let kept = &plan.kept;
     let mut d = Described {
         workspace: plan.after.name.clone(),
