@@ -47,6 +47,7 @@ mod status_git;
 mod sync;
 mod terminal;
 mod trash;
+mod trash_hostile;
 mod trust;
 mod upgrade;
 mod ux;

@@ -237,6 +237,18 @@ pub fn ref_delete(source: &Path, full: &str, oid: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// `git write-tree` of the index file `index` (not the repository's own) into the object
+/// database of `source`: the tree of what it holds, so a reference can keep it.
+pub fn write_tree(source: &Path, index: &Path) -> Result<String, Error> {
+    let out = check(
+        Cmd::git(source)
+            .env("GIT_INDEX_FILE", index)
+            .args(["write-tree"]),
+        source,
+    )?;
+    Ok(out.stdout.trim().to_string())
+}
+
 /// Adds `branch.<branch>.<key> = value` to the repository's own configuration.
 pub fn branch_config_add(source: &Path, branch: &str, key: &str, value: &str) -> Result<(), Error> {
     check(

@@ -179,7 +179,8 @@ pub fn delete_as(ctx: &Ctx<'_>, opts: DeleteOptions, remover: Remover) -> Result
             }
         };
         let hook = config.hooks.get(HookKind::PreDelete);
-        let keep = !opts.purge && !config.trash.keep.is_zero();
+        // A workspace whose directory is already gone has nothing to bring back.
+        let keep = keeps(&config, opts.purge) && crate::fsx::exists(&ws.path);
         match delete_one(
             ctx,
             &ws,

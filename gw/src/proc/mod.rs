@@ -478,6 +478,12 @@ pub struct Defaults {
 
 static DEFAULTS: std::sync::OnceLock<Defaults> = std::sync::OnceLock::new();
 
+/// Lowers this process's CPU priority to the lowest (`nice 19`), for housekeeping that
+/// must not slow anything else down; where it cannot, nothing changes.
+pub fn lower_priority() {
+    let _ = rustix::process::setpriority_process(None, 19);
+}
+
 /// Sets process-wide defaults; the first call wins.
 pub fn set_defaults(d: Defaults) {
     let _ = DEFAULTS.set(d);

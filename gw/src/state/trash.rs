@@ -247,6 +247,17 @@ pub struct KeptRef {
     pub oid: String,
 }
 
+/// The reference that keeps what repository `index`'s worktree alone held for the entry
+/// `id`: `what` is `head` (its HEAD commit) or `index` (its index, as a tree).
+pub fn pin_ref(id: &str, what: &str, index: usize) -> String {
+    format!("{REF_PREFIX}{id}/{what}/{index}")
+}
+
+/// Every reference of the entry `id` in a repository starts with this.
+pub fn entry_refs(id: &str) -> String {
+    format!("{REF_PREFIX}{id}/")
+}
+
 /// The ref that holds repository `index`'s deleted branch tip for the entry `id` (the
 /// entry's `<nanos>`).
 pub fn kept_ref(id: &str, index: usize) -> String {

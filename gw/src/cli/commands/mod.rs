@@ -73,7 +73,7 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui, format: Option<Format>)
         Command::Plugin(a) => plugin::plugin(ctx, a),
         Command::BugReport(a) => bug_report::bug_report(ctx, a, ui),
         Command::Trust(a) => trust::trust(ctx, a),
-        Command::Trash(a) => trash::trash(ctx, a),
+        Command::Trash(a) => trash::trash(ctx, a, ui),
         Command::Restore(a) => trash::restore(ctx, a),
         Command::Undo => trash::undo(ctx),
         Command::External(args) => plugin::external(ctx, args, ui),

@@ -4,10 +4,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::cli::{CmdResult, Out};
+use crate::cli::{CmdResult, Out, Ui};
 use crate::error::Error;
 use crate::ops::restore::RestoreOptions;
 use crate::ops::{self, Ctx};
+use crate::output::pick;
 
 #[derive(Debug, Args)]
 pub struct TrashArgs {
@@ -32,6 +33,9 @@ pub struct EmptyArgs {
     /// Only entries deleted at least this long ago: a number with h, d or w (a bare number is days)
     #[arg(long, value_name = "AGE")]
     pub older_than: Option<String>,
+    /// Do not ask first (a person at a terminal is asked; nobody else is)
+    #[arg(short, long)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Args)]
@@ -49,7 +53,7 @@ pub struct RestoreArgs {
     pub as_name: Option<String>,
 }
 
-pub fn trash(ctx: &Ctx<'_>, a: TrashArgs) -> CmdResult {
+pub fn trash(ctx: &Ctx<'_>, a: TrashArgs, ui: Ui) -> CmdResult {
     match a.command {
         None | Some(TrashCommand::List) => Ok(Out::new(ops::trash::list(ctx)?)),
         Some(TrashCommand::Empty(e)) => {
@@ -59,6 +63,24 @@ pub fn trash(ctx: &Ctx<'_>, a: TrashArgs) -> CmdResult {
                 .map(crate::duration::parse_age)
                 .transpose()
                 .map_err(|m| Error::usage(format!("--older-than: {m}")))?;
+            // Erasing for good is asked once of a person (as `rm -i`, or a desktop trash's
+            // "Empty"); a script said what it wanted by running it.
+            if ui.interactive && !e.yes {
+                let listed = ops::trash::list(ctx)?;
+                if listed.count > 0 {
+                    let what = match &e.older_than {
+                        Some(age) => format!("the deleted workspaces older than {age}"),
+                        None => crate::ops::count(
+                            listed.count,
+                            "deleted workspace",
+                            "deleted workspaces",
+                        ),
+                    };
+                    if !pick::confirm(&format!("Erase {what} for good?"))? {
+                        return Err(pick::cancelled());
+                    }
+                }
+            }
             Ok(Out::new(ops::trash::empty(ctx, older)?))
         }
         Some(TrashCommand::Tidy(t)) => Ok(Out::new(ops::trash::tidy(

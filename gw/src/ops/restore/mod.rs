@@ -129,7 +129,7 @@ pub fn restore(ctx: &Ctx<'_>, opts: RestoreOptions) -> Result<RestoreReport> {
                     },
                     vec![Action::DropTrash {
                         entry: plan.kept.entry.clone(),
-                        refs: trash::refs_of(&plan.kept),
+                        refs: trash::refs_of(&plan.kept, &trash::known_sources(ctx)),
                     }],
                 )
             },

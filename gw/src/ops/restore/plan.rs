@@ -29,13 +29,9 @@ pub(super) fn plan(
     let layout = kept.layout();
     let territory = ctx.territory();
     territory.check_trash_entry(&kept.entry)?;
-    let name = match as_name {
-        Some(n) => {
-            names::check_workspace(n)?;
-            n.to_string()
-        }
-        None => record.name.clone(),
-    };
+    let name = as_name.unwrap_or(&record.name).to_string();
+    // A record is a file: its name is checked as a new workspace's would be.
+    names::check_workspace(&name).map_err(|e| corrupt_if_recorded(e, as_name.is_none()))?;
     if state.find(&name).is_some() {
         return Err(taken(
             &kept,
@@ -49,6 +45,24 @@ pub(super) fn plan(
         None => old.path.clone(),
     };
     territory.check(&path, "restore a workspace to")?;
+    // A workspace's place is a directory of its own in a workspace directory: not the
+    // trash, not inside anything else.
+    let placed = path.parent().is_some_and(|p| territory.is_root(p))
+        && path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| !n.starts_with('.'));
+    if !placed {
+        return Err(Error::new(
+            Code::CorruptState,
+            format!(
+                "cannot restore `{}` to `{}`: a workspace's directory is one of its own in a workspace directory",
+                record.name,
+                path.display()
+            ),
+        )
+        .with_fix("Look at the entry (`gw trash --format json`); its record was edited"));
+    }
     // Never into (or around) another workspace's directory.
     if let Some(w) = state
         .workspaces
@@ -64,7 +78,7 @@ pub(super) fn plan(
     if fsx::exists(&path) {
         return Err(taken(&kept, &name, format!("`{}` exists", path.display())));
     }
-    if !fsx::is_dir(&layout.workspace()) {
+    if !real_dir(&layout.workspace()) {
         return Err(Error::new(
             Code::CorruptState,
             format!(
@@ -115,7 +129,7 @@ pub(super) fn plan(
         if let Some(wt) = source
             .worktrees()?
             .into_iter()
-            .find(|w| !w.is_main && !w.prunable && w.branch.as_deref() == Some(kr.branch.as_str()))
+            .find(|w| !w.prunable && w.branch.as_deref() == Some(kr.branch.as_str()))
         {
             return Err(Error::new(
                 Code::BranchConflict,
@@ -145,7 +159,7 @@ pub(super) fn plan(
                 .with_fix("Look at the entry (`gw trash --format json`); its record was edited"));
             }
             let kept_dir = layout.registration(i);
-            if !fsx::is_dir(&kept_dir) {
+            if !real_dir(&kept_dir) {
                 return Err(Error::new(
                     Code::CorruptState,
                     format!(
@@ -155,11 +169,27 @@ pub(super) fn plan(
                 )
                 .with_fix("Run `gw doctor --fix` (an interrupted delete may still be finishing), then retry"));
             }
+            let free = free_admin(&source, admin);
+            // A submodule's git directory lives in the registration's `modules/`, named by
+            // the submodule's own `.git`: under another name it would lead to another
+            // worktree's.
+            if free != *admin && fsx::exists(&kept_dir.join("modules")) {
+                return Err(Error::new(
+                    Code::WorktreeExists,
+                    format!(
+                        "{}: another worktree of `{}` has taken the registration name `{admin}`, which this worktree's submodules name",
+                        kr.repo,
+                        kr.source.display()
+                    ),
+                )
+                .with_fix("Remove or move that worktree (`git worktree list` shows it), then restore"));
+            }
+            check_head(&kr.repo, &kept_dir, &source)?;
             registrations.push(Action::RestoreRegistration {
                 repo: kr.repo.clone(),
                 source: kr.source.clone(),
                 kept: kept_dir,
-                admin: free_admin(&source, admin),
+                admin: free,
                 path: r.worktree_path.clone(),
             });
         }
@@ -274,7 +304,19 @@ fn branch_step(
             )
         }
         (_, _, Some(at)) => (None, format!("branch {} at {}", kr.branch, short(&at))),
-        (_, _, None) => (None, format!("branch {} absent", kr.branch)),
+        (BranchFate::Gone, _, None) => (None, format!("branch {} absent", kr.branch)),
+        (_, tip, None) => {
+            return Err(Error::new(
+                Code::CorruptState,
+                format!(
+                    "{}: branch {} is gone, and so is its commit {}",
+                    kr.repo,
+                    kr.branch,
+                    tip.map(short).unwrap_or_else(|| "(unknown)".into())
+                ),
+            )
+            .with_fix("Nothing can bring it back; `gw trash empty` erases the entry"));
+        }
     })
 }
 
@@ -371,4 +413,43 @@ pub(super) fn describe(plan: &Plan) -> Described {
             .detail("its record and the references that kept its branches' tips"),
     );
     d
+}
+
+/// Whether `path` is a directory itself, not a symbolic link to one.
+fn real_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+}
+
+/// A name a record gives is a corrupt record, not a typo of the user's.
+fn corrupt_if_recorded(e: Error, recorded: bool) -> Error {
+    if recorded {
+        Error::new(
+            Code::CorruptState,
+            format!("the trash entry's record: {}", e.message),
+        )
+        .with_fix("Restore it under another name with --as")
+    } else {
+        e
+    }
+}
+
+/// The commit a kept registration's HEAD names (detached, or on a branch the branch
+/// checks cover) must still be there: a worktree without its HEAD is no worktree.
+fn check_head(repo: &str, kept: &Path, source: &git::Repo) -> Result<()> {
+    let head = fsx::read_optional(&kept.join("HEAD"))?.unwrap_or_default();
+    let head = head.trim();
+    if head.starts_with("ref:") || head.is_empty() {
+        return Ok(());
+    }
+    if source.rev(&format!("{head}^{{commit}}")).is_none() {
+        return Err(Error::new(
+            Code::CorruptState,
+            format!(
+                "{repo}: its worktree's HEAD, commit {}, is gone from the repository",
+                head.get(..7).unwrap_or(head)
+            ),
+        )
+        .with_fix("Nothing can bring it back; `gw trash empty` erases the entry"));
+    }
+    Ok(())
 }

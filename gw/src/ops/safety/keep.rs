@@ -12,6 +12,7 @@ use crate::fsx;
 use crate::git;
 use crate::ops::Ctx;
 use crate::ops::tx::hold_repos;
+use crate::state::trash;
 
 /// [`branch`], keeping its tip first under the reference `keep` (`refs/grove/trash/…`),
 /// so its commits stay reachable while the workspace is in the trash; under the
@@ -37,7 +38,9 @@ pub fn branch_kept(
 
 /// [`registration`], copying the private git directory of the worktree (its index, HEAD,
 /// reflog, config) to `keep` in a trash entry first, so `gw restore` can register the
-/// worktree again as it was.
+/// worktree again as it was — and keeping reachable what only it held: its HEAD (the
+/// commits of a detached HEAD) and its index (staged content, as a tree), under the entry's
+/// references, so no `git gc` takes them while the workspace is in the trash.
 pub fn registration_kept(ctx: &Ctx<'_>, source: &Path, path: &Path, keep: &Path) -> Result<Done> {
     ctx.territory()
         .check(keep, "keep a worktree registration at")?;
@@ -58,7 +61,49 @@ pub fn registration_kept(ctx: &Ctx<'_>, source: &Path, path: &Path, keep: &Path)
         }
         fsx::copy_tree(&admin, keep)?;
     }
+    if fsx::exists(keep) {
+        pin(source, keep)?;
+    }
     registration(ctx, source, path)
+}
+
+/// Makes the references that keep a kept registration's HEAD commit and index tree
+/// (`refs/grove/trash/<id>/head/<i>`, `…/index/<i>`; the entry and `i` are where `keep`
+/// is). An index git cannot write as a tree (a conflict in it) is not kept as one.
+fn pin(source: &Path, keep: &Path) -> Result<()> {
+    let (Some(i), Some(id)) = (
+        keep.file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.parse::<usize>().ok()),
+        keep.parent()
+            .and_then(Path::parent)
+            .and_then(|e| trash::Layout::of(e).id()),
+    ) else {
+        return Ok(());
+    };
+    let repo = git::Repo::open(source)?;
+    let head = fsx::read_optional(&keep.join("HEAD"))?.and_then(|h| {
+        let h = h.trim();
+        match h.strip_prefix("ref:") {
+            Some(name) => repo.reference(name.trim()),
+            None => Some(h.to_string()),
+        }
+    });
+    let index = fsx::exists(&keep.join("index"))
+        .then(|| git::write_tree(source, &keep.join("index")).ok())
+        .flatten();
+    for (name, oid) in [
+        (trash::pin_ref(&id, "head", i), head),
+        (trash::pin_ref(&id, "index", i), index),
+    ] {
+        let Some(oid) = oid else { continue };
+        match repo.reference(&name) {
+            None => git::ref_create(source, &name, &oid)?,
+            Some(at) if at == oid => {}
+            Some(at) => return Err(moved(&name, &oid, &at)),
+        }
+    }
+    Ok(())
 }
 
 /// Removes the reference `name` of `source` that kept a tip for a trash entry, while it

@@ -43,6 +43,11 @@ impl Territory {
         self.roots.iter().map(|r| home::trash_dir(r)).collect()
     }
 
+    /// Whether `dir` is a workspace directory itself (with symlinks resolved).
+    pub fn is_root(&self, dir: &Path) -> bool {
+        crate::fsx::canonical_lenient(dir).is_some_and(|c| self.roots.contains(&c))
+    }
+
     /// The root `path` lies strictly inside (with symlinks resolved), if any.
     fn root_of(&self, path: &Path) -> Option<(&Path, PathBuf)> {
         let resolved = crate::fsx::canonical_lenient(path)?;

@@ -47,8 +47,16 @@ pub fn contents(ctx: &Ctx<'_>) -> Contents {
     let mut out = Contents::default();
     for entry in super::entries(ctx) {
         let layout = Layout::of(&entry);
-        if !crate::fsx::is_dir(&entry) {
-            continue;
+        // Only a directory of its own: a symbolic link named like an entry is no entry
+        // (it would list one twice, or lead elsewhere).
+        match std::fs::symlink_metadata(&entry) {
+            Ok(m) if m.file_type().is_symlink() => {
+                out.corrupt
+                    .push((entry, "it is a symbolic link, not an entry".into()));
+                continue;
+            }
+            Ok(m) if m.is_dir() => {}
+            _ => continue,
         }
         if crate::fsx::canonical_lenient(&entry).is_some_and(|c| {
             busy.iter()
@@ -74,9 +82,17 @@ pub fn contents(ctx: &Ctx<'_>) -> Contents {
             Err(e) => out.corrupt.push((entry, e.to_string())),
         }
     }
-    out.kept
-        .sort_by(|a, b| (a.deleted, &a.id).cmp(&(b.deleted, &b.id)));
+    // In the order they went: an entry's name ends in the nanosecond it was made.
+    out.kept.sort_by_key(|k| (nanos(&k.entry), k.id.clone()));
     out
+}
+
+/// The nanosecond an entry was made, from its name (`<name>-<nanos>`).
+fn nanos(entry: &Path) -> u128 {
+    Layout::of(entry)
+        .id()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 /// The entry `name` names: a workspace's name (its newest entry) or an entry's id.

@@ -20,8 +20,8 @@ pub use kept::{Contents, Kept, contents, find, is_retained};
 pub use list::{TrashEntry, TrashReport, TrashSummary, age, list, summary};
 pub use record::record_of;
 pub use retention::{
-    EmptyReport, TidyReport, ago, empty, expired, now, purge, refs_of, sweep, tidy,
-    tidy_in_background,
+    EmptyReport, TidyReport, ago, empty, expired, known_sources, now, purge, refs_in, refs_of,
+    sweep, tidy, tidy_in_background,
 };
 
 use crate::error::Result;
@@ -98,6 +98,16 @@ pub struct UnlinkReport {
 /// anything that is not an entry of a workspace directory's `.trash`.
 pub fn unlink(ctx: &Ctx<'_>, path: &Path) -> Result<UnlinkReport> {
     ctx.territory().check_trash_entry(path)?;
+    // What a purge killed half way left: the references it had not removed yet, in the
+    // repositories grove knows (an entry without a record no longer says which).
+    if let Some(id) = Layout::of(path).id() {
+        let known = known_sources(ctx);
+        let sources: Vec<PathBuf> = known.iter().cloned().collect();
+        let all = sources.iter().map(|s| ("", s.as_path()));
+        for r in refs_in(&id, all, &known) {
+            let _ = crate::ops::safety::keep::kept_ref(ctx, &r.source, &r.name, &r.oid);
+        }
+    }
     let mut last = None;
     for _ in 0..10 {
         match crate::ops::safety::remove::trash(ctx, path) {

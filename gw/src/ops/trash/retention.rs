@@ -4,7 +4,8 @@
 //! its entry afterwards in a detached process ([`tidy`]). `gw trash empty` purges by
 //! request; `gw doctor --fix` never does.
 
-use std::path::Path;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -16,14 +17,15 @@ use crate::error::Result;
 use crate::fsx;
 use crate::ops::Ctx;
 use crate::ops::safety::{keep, remove};
-use crate::state::trash::{BranchFate, KeptRef, Size, kept_ref};
+use crate::state::trash::{KeptRef, Size, entry_refs};
 
 /// The most entries one command purges on its way ([`sweep`]): the rest wait for the next.
 pub const SWEEP_LIMIT: usize = 4;
 
 /// The entries of `kept` (oldest first) that retention lets go at `now`: those older than
-/// `keep`, then — newest kept — the oldest while the rest hold more than `max_size`. An
-/// entry not measured yet counts as empty. Returns their indices, oldest first.
+/// `keep`, then the oldest while the rest hold more than `max_size` — never the newest for
+/// its size, so the last delete can always be undone. An entry not measured yet counts as
+/// empty. Returns their indices, oldest first.
 pub fn expired(kept: &[Kept], now: Timestamp, retention: Retention) -> Vec<usize> {
     let keep = jiff::SignedDuration::try_from(retention.keep).unwrap_or(jiff::SignedDuration::MAX);
     let mut out: Vec<usize> = kept
@@ -38,7 +40,9 @@ pub fn expired(kept: &[Kept], now: Timestamp, retention: Retention) -> Vec<usize
         .filter(|(i, _)| !out.contains(i))
         .map(|(_, k)| k.size.map_or(0, |s| s.bytes))
         .sum();
-    for (i, k) in kept.iter().enumerate() {
+    // The newest entry stays whatever its size: the last delete can always be undone.
+    let newest = kept.len().saturating_sub(1);
+    for (i, k) in kept.iter().enumerate().take(newest) {
         if total <= retention.max_size {
             break;
         }
@@ -60,25 +64,63 @@ pub fn now(ctx: &Ctx<'_>) -> Timestamp {
         .unwrap_or_else(Timestamp::now)
 }
 
-/// The references an entry keeps in its repositories.
-pub fn refs_of(k: &Kept) -> Vec<KeptRef> {
+/// The source repositories grove knows (a workspace in state uses it, or it is in a
+/// repository directory), with symlinks resolved: the only ones a record may make grove
+/// act in.
+pub fn known_sources(ctx: &Ctx<'_>) -> BTreeSet<PathBuf> {
+    let (config, state) = (ctx.config().ok(), ctx.state().ok());
+    crate::ops::repos::known_sources(ctx, config.as_ref(), state.as_ref())
+        .iter()
+        .filter_map(|p| fsx::canonical_lenient(p))
+        .collect()
+}
+
+/// The references the entry `k` keeps, found under its prefix (`refs/grove/trash/<id>/`)
+/// in each of its repositories that grove knows (`known`): a record naming another
+/// repository makes grove act in none.
+pub fn refs_of(k: &Kept, known: &BTreeSet<PathBuf>) -> Vec<KeptRef> {
     let Some(id) = k.layout().id() else {
         return Vec::new();
     };
-    k.record
-        .repos
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.fate == BranchFate::Deleted)
-        .filter_map(|(i, r)| {
-            Some(KeptRef {
-                repo: r.repo.clone(),
-                source: r.source.clone(),
-                name: kept_ref(&id, i),
-                oid: r.tip.clone()?,
-            })
-        })
-        .collect()
+    refs_in(
+        &id,
+        k.record
+            .repos
+            .iter()
+            .map(|r| (r.repo.as_str(), r.source.as_path())),
+        known,
+    )
+}
+
+/// The references of the entry `id` in the repositories `sources` (name, path) that are in
+/// `known`.
+pub fn refs_in<'a>(
+    id: &str,
+    sources: impl Iterator<Item = (&'a str, &'a Path)>,
+    known: &BTreeSet<PathBuf>,
+) -> Vec<KeptRef> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for (repo, source) in sources {
+        let Some(canonical) = fsx::canonical_lenient(source) else {
+            continue;
+        };
+        if !known.contains(&canonical) || !seen.insert(canonical) {
+            continue;
+        }
+        let Ok(found) =
+            crate::git::Repo::open(source).and_then(|g| g.references_under(&entry_refs(id)))
+        else {
+            continue;
+        };
+        out.extend(found.into_iter().map(|(name, oid)| KeptRef {
+            repo: repo.to_string(),
+            source: source.to_path_buf(),
+            name,
+            oid,
+        }));
+    }
+    out
 }
 
 /// Purges an entry: its record first (it is no longer restorable), then the references
@@ -92,8 +134,9 @@ pub fn purge(ctx: &Ctx<'_>, k: &Kept, background: bool) -> Result<bool> {
     if !kept::is_retained(&k.entry) {
         return Ok(false);
     }
+    let refs = refs_of(k, &known_sources(ctx));
     fsx::remove_file(&k.layout().record())?;
-    for r in refs_of(k) {
+    for r in refs {
         // A reference moved since is not the entry's any more; it stays.
         let _ = keep::kept_ref(ctx, &r.source, &r.name, &r.oid);
     }
@@ -144,17 +187,27 @@ pub fn measure(path: &Path) -> Size {
 /// `gw trash tidy` (hidden; started detached after a delete): measures `entry` when given,
 /// then keeps the trash within its limits ([`sweep`], its files erased here).
 pub fn tidy(ctx: &Ctx<'_>, entry: Option<&Path>) -> Result<TidyReport> {
+    // Measuring walks every file of a workspace: never ahead of what the user does next.
+    crate::proc::lower_priority();
     let mut report = TidyReport::default();
     if let Some(entry) = entry {
         ctx.territory().check_trash_entry(entry)?;
-        let layout = crate::state::trash::Layout::of(entry);
-        if let Ok(Some(record)) = crate::state::trash::Record::read(&layout.record()) {
-            let size = measure(entry);
-            // Written under the lock a restore or purge of the entry holds, and only while
-            // it is still retained: never into an entry on its way out.
-            let _lock = crate::ops::tx::workspace_lock(ctx, &record.name)?;
-            if kept::is_retained(entry) {
-                size.write(&layout)?;
+    }
+    // The given entry, and any other not measured yet (its own tidy never ran, or was
+    // killed): an entry counts against `max_size` once it is measured.
+    let unmeasured: Vec<Kept> = kept::contents(ctx)
+        .kept
+        .into_iter()
+        .filter(|k| k.size.is_none() || entry.is_some_and(|e| e == k.entry))
+        .collect();
+    for k in unmeasured {
+        let size = measure(&k.entry);
+        // Written under the lock a restore or purge of the entry holds, and only while it
+        // is still retained: never into an entry on its way out.
+        let _lock = crate::ops::tx::workspace_lock(ctx, &k.record.name)?;
+        if kept::is_retained(&k.entry) {
+            size.write(&k.layout())?;
+            if entry.is_some_and(|e| e == k.entry) {
                 report.measured = Some(size.bytes);
             }
         }
@@ -311,8 +364,10 @@ mod tests {
         assert_eq!(expired(&trash, now, retention(30, 449)), [0]);
         assert_eq!(expired(&trash, now, retention(30, 349)), [0, 1]);
         assert_eq!(expired(&trash, now, retention(30, 50)), [0, 1]);
-        // Oldest first, measured or not, until what stays fits.
-        assert_eq!(expired(&trash, now, retention(30, 49)), [0, 1, 2, 3]);
+        // Oldest first, measured or not, until what stays fits — but never the newest for
+        // its size: the last delete can always be undone.
+        assert_eq!(expired(&trash, now, retention(30, 49)), [0, 1, 2]);
+        assert_eq!(expired(&trash, now, retention(30, 0)), [0, 1, 2]);
         // Both rules at once: what age lets go counts no more against the cap.
         assert_eq!(expired(&trash, now, retention(7, 350)), [0]);
         assert_eq!(expired(&trash, now, retention(7, 349)), [0, 1]);

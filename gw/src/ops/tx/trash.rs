@@ -62,6 +62,15 @@ pub fn register(ctx: &Ctx<'_>, source: &Path, kept: &Path, admin: &str, path: &P
     let territory = ctx.territory();
     territory.check(path, "register the worktree")?;
     territory.check(kept, "read a kept registration from")?;
+    if !std::fs::symlink_metadata(kept).is_ok_and(|m| m.is_dir()) {
+        return Err(Error::new(
+            Code::CorruptState,
+            format!(
+                "`{}` is not a kept registration (a directory)",
+                kept.display()
+            ),
+        ));
+    }
     let _hold = hold_repos(ctx, &[source])?;
     let dir = admin_dir(source, admin)?;
     if fsx::exists(&dir) {

@@ -197,11 +197,8 @@ fn result_cell(i: &Issue) -> String {
     }
 }
 
-impl Render for DoctorReport {
-    fn result(&self) -> Json<'_> {
-        value(self)
-    }
-    fn text(&self, p: &mut Printer) -> io::Result<()> {
+impl DoctorReport {
+    fn issues_text(&self, p: &mut Printer) -> io::Result<()> {
         if self.issues.is_empty() {
             return p.message(Role::Success, "All workspaces healthy");
         }
@@ -247,6 +244,43 @@ impl Render for DoctorReport {
             }
             Ok(())
         }
+    }
+}
+
+/// What the trash holds, when it holds anything (no issue: a deleted workspace kept for
+/// `gw restore` is where it should be).
+fn trash_line(p: &mut Printer, t: &crate::ops::trash::TrashSummary) -> io::Result<()> {
+    if t.count == 0 {
+        return Ok(());
+    }
+    p.message(
+        Role::Plain,
+        shown!(
+            "Trash: {} ({}), `gw trash` lists them",
+            crate::ops::count(t.count, "deleted workspace", "deleted workspaces"),
+            crate::duration::format_size(t.bytes)
+        ),
+    )?;
+    if !t.sources_gone.is_empty() {
+        p.message(
+            Role::Warning,
+            shown!(
+                "{} in the trash cannot be restored: a source repository is gone ({})",
+                crate::ops::count(t.sources_gone.len(), "entry", "entries"),
+                t.sources_gone.join(", ")
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+impl Render for DoctorReport {
+    fn result(&self) -> Json<'_> {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        self.issues_text(p)?;
+        trash_line(p, &self.trash)
     }
     fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
         Some(match f {

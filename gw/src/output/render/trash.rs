@@ -53,11 +53,12 @@ impl Render for TrashReport {
                         Shown::text(e.bytes.map_or("…".into(), format_size)),
                         Shown::text(repos.join(", ")),
                         Shown::text(branches.join(", ")),
+                        Shown::text(&e.id),
                     ]
                 })
                 .collect();
             p.table(
-                &["Name", "Deleted", "Why", "Size", "Repos", "Branches"],
+                &["Name", "Deleted", "Why", "Size", "Repos", "Branches", "Id"],
                 &rows,
             )?;
         }

@@ -41,22 +41,34 @@ pub(super) fn check_kept_trash(c: &Checkup<'_>) -> Vec<Issue> {
             if ids.contains(id) {
                 continue;
             }
-            out.push(
-                Issue::new(
-                    K::OrphanTrashRef,
+            // Its entry may be another grove directory's, or in a workspace directory no
+            // longer configured: only a reference that keeps nothing of its own goes.
+            let elsewhere = repo.unreferenced_commits(&oid).is_ok_and(|n| n == 0);
+            let issue = Issue::new(
+                K::OrphanTrashRef,
+                format!(
+                    "`{name}` in `{}` keeps what a deleted workspace held, for a trash entry this grove directory does not have",
+                    source.display()
+                ),
+                if elsewhere {
+                    "remove the reference: what it keeps is on other branches too".to_string()
+                } else {
                     format!(
-                        "`{name}` in `{}` keeps a deleted branch's tip for a trash entry that is gone",
-                        source.display()
-                    ),
-                    "remove the reference (its commits go with the next `git gc` unless another branch has them)",
-                )
-                .path(source)
-                .fix(Fix::RemoveKeptRef {
+                        "it keeps commits (or staged content) found nowhere else: if no other grove directory (GW_HOME) or workspace directory holds its entry, remove it with `git -C {} update-ref -d {name}`",
+                        q(source)
+                    )
+                },
+            )
+            .path(source);
+            out.push(if elsewhere {
+                issue.fix(Fix::RemoveKeptRef {
                     source: source.clone(),
                     name,
                     oid,
-                }),
-            );
+                })
+            } else {
+                issue
+            });
         }
     }
     out

@@ -1,0 +1,325 @@
+//! The trash tried the hard way (an adversary's findings, each reproduced here first): what
+//! a deleted workspace holds that git alone would let go (a detached HEAD's commits, staged
+//! content), a trash entry or record edited to point elsewhere, a second grove directory
+//! over the same repositories, the size cap, the order of `gw undo`, branches checked out
+//! in the main worktree, and deletes of a workspace whose directory is gone.
+
+use std::path::{Path, PathBuf};
+
+use e2e::{TestEnv, s};
+use serde_json::Value;
+
+/// The only retained entry of the trash.
+fn entry(env: &TestEnv) -> PathBuf {
+    let trash = env.workspace_dir().join(".trash");
+    let mut kept: Vec<PathBuf> = std::fs::read_dir(&trash)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("trash.json").is_file())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    kept.pop().unwrap()
+}
+
+fn edit_record(entry: &Path, f: impl FnOnce(&mut Value)) {
+    let path = entry.join("trash.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    f(&mut v);
+    std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+}
+
+/// `git gc` that forgets everything unreachable at once.
+fn gc_now(env: &TestEnv, repo: &Path) {
+    env.git(
+        repo,
+        &[
+            "-c",
+            "gc.reflogExpireUnreachable=now",
+            "-c",
+            "gc.reflogExpire=now",
+            "gc",
+            "--prune=now",
+            "-q",
+        ],
+    );
+}
+
+/// Waits until no `gw trash tidy` or `gw unlink-trash` of this environment runs.
+fn settle(env: &TestEnv) {
+    let root = s(&env.root).to_string();
+    for _ in 0..600 {
+        let busy = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            let cmd = String::from_utf8_lossy(
+                &std::fs::read(e.path().join("cmdline")).unwrap_or_default(),
+            )
+            .into_owned();
+            let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
+            (cmd.contains("trash\0tidy") || cmd.contains("unlink-trash"))
+                && String::from_utf8_lossy(&environ).contains(&root)
+        });
+        if !busy {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("the background trash processes did not end");
+}
+
+/// Commits only a detached HEAD has, and content only the index has, survive a `git gc`
+/// while their workspace is in the trash: the entry keeps them under `refs/grove/trash/`.
+#[test]
+fn a_detached_heads_commits_and_staged_content_survive_a_gc() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    env.create("feat", "feat/x", "api,web");
+    let ws = env.ws("feat");
+    env.git(&ws.join("web"), &["checkout", "-q", "--detach"]);
+    env.commit(
+        &ws.join("web"),
+        "det.txt",
+        "detached work\n",
+        "detached work",
+    );
+    let head = env.git(&ws.join("web"), &["rev-parse", "HEAD"]);
+    std::fs::write(ws.join("api/s2"), "staged-only\n").unwrap();
+    env.git(&ws.join("api"), &["add", "s2"]);
+    std::fs::write(ws.join("api/s2"), "worktree version\n").unwrap();
+    env.gw(&["delete", "feat", "--force"]).success();
+    settle(&env);
+    for r in ["api", "web"] {
+        gc_now(&env, &env.repos.join(r));
+    }
+    env.gw(&["restore", "feat"]).success();
+    assert_eq!(env.git(&ws.join("web"), &["rev-parse", "HEAD"]), head);
+    assert_eq!(
+        env.git(&ws.join("api"), &["show", ":s2"]),
+        "staged-only",
+        "the staged blob is still there"
+    );
+    assert_eq!(env.git(&ws.join("api"), &["fsck", "--no-progress"]), "");
+    assert_eq!(env.git(&ws.join("web"), &["fsck", "--no-progress"]), "");
+    // (web's worktree is detached, as the test left it: the auditor would say so.)
+    env.gw(&["status", "feat"]).success();
+}
+
+/// A kept tip another grove directory cannot see an entry for is not its to remove while
+/// the commits it keeps exist nowhere else.
+#[test]
+fn doctor_of_another_grove_directory_keeps_the_tips_of_this_ones_trash() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("feat", "feat/x", "api");
+    env.commit(&env.ws("feat").join("api"), "c.txt", "c\n", "only here");
+    let tip = env.git(&env.ws("feat").join("api"), &["rev-parse", "HEAD"]);
+    env.gw(&["delete", "feat", "--force"]).success();
+    settle(&env);
+    let other = env.root.join("grove2");
+    let root = env.root.clone();
+    let home2 = [("GW_HOME", s(&other))];
+    env.gw_env(&root, &["init", s(&env.repos)], &home2)
+        .success();
+    let fixed = env
+        .gw_env(&root, &["doctor", "--fix", "--format", "json"], &home2)
+        .success()
+        .result();
+    assert_eq!(fixed["fixed"], 0, "{fixed:#}");
+    let api = env.repos.join("api");
+    gc_now(&env, &api);
+    env.git(&api, &["cat-file", "-e", &tip]);
+    env.gw(&["restore", "feat"]).success();
+}
+
+/// The newest entry stays whatever its size: the last delete can always be undone. The
+/// older ones go first while the trash holds more than `max_size`.
+#[test]
+fn the_newest_entry_is_never_evicted_by_the_size_cap() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.append_config("[trash]\nmax_size = \"1KiB\"\n");
+    env.create("a", "feat/a", "api");
+    env.gw(&["delete", "a"]).success();
+    settle(&env);
+    let listed = env.gw(&["trash", "--format", "json"]).success().result();
+    assert_eq!(listed["count"], 1, "{listed:#}");
+    env.create("b", "feat/b", "api");
+    env.gw(&["delete", "b"]).success();
+    settle(&env);
+    let listed = env.gw(&["trash", "--format", "json"]).success().result();
+    assert_eq!(listed["count"], 1, "{listed:#}");
+    assert_eq!(listed["entries"][0]["name"], "b");
+}
+
+/// A `workspace/` (or a kept registration) that is a symbolic link is refused, changing
+/// nothing: never does a restore take over what the link points at.
+#[test]
+fn a_symlink_inside_an_entry_is_refused() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    env.create("feat", "feat/x", "api,web");
+    env.gw(&["delete", "feat", "--force"]).success();
+    settle(&env);
+    let e = entry(&env);
+    env.create("vic", "vic", "api,web");
+    let victim = env.ws("vic");
+    std::fs::write(victim.join("api/staged"), "s\n").unwrap();
+    env.git(&victim.join("api"), &["add", "staged"]);
+    let link_before = std::fs::read(victim.join("api/.git")).unwrap();
+    let real = env.root.join("moved-away");
+    std::fs::rename(e.join("workspace"), &real).unwrap();
+    std::os::unix::fs::symlink(&victim, e.join("workspace")).unwrap();
+    let before = env.snapshot();
+    let run = env.gw(&["restore", "feat", "--format", "json"]).failure();
+    assert_eq!(run.error_code(), "CORRUPT_STATE", "{run}");
+    env.assert_unchanged(&before);
+    assert!(
+        env.git(&victim.join("api"), &["status", "--porcelain"])
+            .contains("A  staged")
+    );
+    assert_eq!(
+        std::fs::read(victim.join("api/.git")).unwrap(),
+        link_before,
+        "vic's link is its own"
+    );
+    // A symlinked entry is not listed (twice) either.
+    std::fs::remove_file(e.join("workspace")).unwrap();
+    std::fs::rename(&real, e.join("workspace")).unwrap();
+    std::os::unix::fs::symlink(&e, env.workspace_dir().join(".trash/evil-42")).unwrap();
+    let listed = env.gw(&["trash", "--format", "json"]).success().result();
+    assert_eq!(listed["count"], 1, "{listed:#}");
+}
+
+/// A record edited to put the workspace somewhere else inside the workspace directory (the
+/// trash itself, or inside another workspace) is refused.
+#[test]
+fn a_record_that_moves_the_workspace_elsewhere_is_refused() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("feat", "feat/x", "api");
+    env.create("vic", "vic", "api");
+    env.gw(&["delete", "feat", "--force"]).success();
+    settle(&env);
+    let e = entry(&env);
+    for place in [
+        env.workspace_dir().join(".trash/evil-1"),
+        env.ws("vic").join("api/sub"),
+    ] {
+        let original = std::fs::read(e.join("trash.json")).unwrap();
+        edit_record(&e, |v| {
+            let old = v["workspace"]["path"].as_str().unwrap().to_string();
+            v["workspace"]["path"] = s(&place).into();
+            for r in v["workspace"]["repos"].as_array_mut().unwrap() {
+                let p = r["worktree_path"]
+                    .as_str()
+                    .unwrap()
+                    .replace(&old, s(&place));
+                r["worktree_path"] = p.into();
+            }
+        });
+        let before = env.snapshot();
+        let run = env.gw(&["restore", "feat", "--format", "json"]).failure();
+        assert_eq!(
+            run.error_code(),
+            "CORRUPT_STATE",
+            "{}: {run}",
+            place.display()
+        );
+        env.assert_unchanged(&before);
+        std::fs::write(e.join("trash.json"), original).unwrap();
+    }
+    env.gw(&["restore", "feat"]).success();
+}
+
+/// A record naming another repository as a source makes no purge run git there.
+#[test]
+fn a_purge_acts_only_in_repositories_grove_knows() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("feat", "feat/x", "api");
+    env.gw(&["delete", "feat", "--force"]).success();
+    settle(&env);
+    let e = entry(&env);
+    let id = e
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .rsplit_once('-')
+        .unwrap()
+        .1
+        .to_string();
+    let stranger = env.root.join("stranger");
+    std::fs::create_dir_all(&stranger).unwrap();
+    env.git(&stranger, &["init", "-q"]);
+    env.git(&stranger, &["commit", "-q", "--allow-empty", "-m", "s"]);
+    let oid = env.git(&stranger, &["rev-parse", "HEAD"]);
+    let kept = format!("refs/grove/trash/{id}/0");
+    env.git(&stranger, &["update-ref", &kept, &oid]);
+    edit_record(&e, |v| {
+        v["repos"][0]["source"] = s(&stranger).into();
+        v["repos"][0]["tip"] = oid.clone().into();
+        v["workspace"]["repos"][0]["source_repo"] = s(&stranger).into();
+    });
+    env.gw(&["trash", "empty"]).success();
+    assert_eq!(env.git(&stranger, &["rev-parse", &kept]), oid, "left alone");
+}
+
+/// `gw undo` restores the workspace deleted last, even within the same second.
+#[test]
+fn undo_takes_the_last_delete_within_a_second() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("zeta", "zeta", "api");
+    env.create("alpha", "alpha", "api");
+    env.gw(&["delete", "zeta"]).success();
+    env.gw(&["delete", "alpha"]).success();
+    let ctx = env.gw(&["context", "--format", "json"]).success().result();
+    assert_eq!(ctx["trash"]["newest"], "alpha");
+    env.gw(&["undo"]).success();
+    assert_eq!(env.workspace_names(), ["alpha"]);
+}
+
+/// A branch the main worktree has checked out now is checked out elsewhere.
+#[test]
+fn a_branch_the_main_worktree_has_checked_out_is_a_conflict() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("feat", "feat/x", "api");
+    env.commit(&env.ws("feat").join("api"), "u.txt", "u\n", "u");
+    env.gw(&["delete", "feat", "--force"]).success();
+    let api = env.repos.join("api");
+    let kept = env.git(
+        &api,
+        &["for-each-ref", "--format=%(objectname)", "refs/grove/"],
+    );
+    let kept = kept.lines().next().unwrap().to_string();
+    env.git(&api, &["checkout", "-q", "-b", "feat/x", &kept]);
+    let run = env.gw(&["restore", "feat", "--format", "json"]).code(4);
+    assert_eq!(run.error_code(), "BRANCH_CONFLICT", "{run}");
+}
+
+/// A workspace whose directory was already gone is not said to be kept: there is nothing
+/// to bring back.
+#[test]
+fn a_workspace_whose_directory_is_gone_is_not_said_to_be_kept() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("feat", "feat/x", "api");
+    std::fs::remove_dir_all(env.ws("feat")).unwrap();
+    let r = env
+        .gw(&["delete", "feat", "--force", "--format", "json"])
+        .success();
+    assert_eq!(r.result()["deleted"][0]["trash"], Value::Null, "{r}");
+    let text = env.gw(&["trash", "--format", "json"]).success().result();
+    assert_eq!(text["count"], 0);
+}
+
+/// A branch the delete kept (its commits were found nowhere else) and someone deleted
+/// since comes back from the entry's kept tip, never as an unborn branch.
+#[test]
+fn a_kept_branch_deleted_since_comes_back_from_the_kept_tip() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("feat", "feat/x", "api");
+    env.commit(&env.ws("feat").join("api"), "u.txt", "u\n", "only here");
+    let tip = env.git(&env.ws("feat").join("api"), &["rev-parse", "HEAD"]);
+    env.gw(&["delete", "feat"]).success();
+    let api = env.repos.join("api");
+    env.git(&api, &["branch", "-D", "feat/x"]);
+    gc_now(&env, &api);
+    env.gw(&["restore", "feat"]).success();
+    assert_eq!(env.git(&api, &["rev-parse", "feat/x"]), tip);
+    assert_eq!(
+        env.git(&env.ws("feat").join("api"), &["rev-parse", "HEAD"]),
+        tip
+    );
+}
