@@ -739,6 +739,30 @@ impl TestEnv {
         );
     }
 
+    /// Waits until no `gw trash tidy` or `gw unlink-trash` of this environment runs (a
+    /// delete starts them detached), so that what the trash holds is settled.
+    pub fn settle_trash(&self) {
+        let root = self.root.to_string_lossy().into_owned();
+        for _ in 0..1200 {
+            let busy = std::fs::read_dir("/proc")
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| {
+                    let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+                    let cmd = String::from_utf8_lossy(&cmd);
+                    let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
+                    (cmd.contains("trash\0tidy") || cmd.contains("unlink-trash"))
+                        && String::from_utf8_lossy(&environ).contains(&root)
+                });
+            if !busy {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the background trash processes did not end within a minute");
+    }
+
     /// Asserts that the auditor finds nothing at all (see [`audit::World::audit`]): git
     /// agrees with state, no stray directory, leftover trash, git lock file, operation in
     /// progress or journal.

@@ -110,26 +110,6 @@ fn trash(env: &TestEnv) -> Vec<Value> {
         .clone()
 }
 
-/// Waits until no `gw trash tidy` or `gw unlink-trash` of this environment runs (they are
-/// started detached by a delete), so what is on disk is settled.
-fn settle(env: &TestEnv) {
-    let root = s(&env.root).to_string();
-    for _ in 0..600 {
-        let busy = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-            let env_of = std::fs::read(e.path().join("environ")).unwrap_or_default();
-            let cmd = String::from_utf8_lossy(&cmd);
-            (cmd.contains("trash\0tidy") || cmd.contains("unlink-trash"))
-                && String::from_utf8_lossy(&env_of).contains(&root)
-        });
-        if !busy {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    panic!("the background trash processes did not end");
-}
-
 /// A workspace of three repositories holding every kind of work: staged, unstaged,
 /// untracked, ignored and executable files, a symlink, a commit found nowhere else, a file
 /// outside any worktree, a branch grove did not create (`svc`), and branch settings.
@@ -224,7 +204,7 @@ fn a_forced_delete_comes_back_exactly_as_it_was() {
         kept.lines().any(|l| l == branch_ref),
         "web's tip is kept: {kept}"
     );
-    settle(&env);
+    env.settle_trash();
     env.assert_world_clean();
 
     let listed = trash(&env);
@@ -263,7 +243,7 @@ fn a_forced_delete_comes_back_exactly_as_it_was() {
     // It is an ordinary workspace again.
     env.gw(&["status", "ws"]).success();
     env.gw(&["delete", "ws", "--force", "--purge"]).success();
-    settle(&env);
+    env.settle_trash();
     assert!(trash(&env).is_empty(), "--purge keeps nothing");
     env.assert_world_clean();
 }
@@ -312,7 +292,7 @@ fn prune_and_replace_keep_what_they_remove_too() {
     )
     .success();
     env.create("ws", "feat/c", "web");
-    settle(&env);
+    env.settle_trash();
     let listed = trash(&env);
     let reasons: Vec<(&str, &str)> = listed
         .iter()
@@ -392,7 +372,7 @@ fn conflicts_are_refused_and_leave_the_entry_as_it_was() {
     let env = TestEnv::with_repos(&["api", "web"]);
     env.create("ws", "feat/x", "api,web");
     env.gw(&["delete", "ws"]).success();
-    settle(&env);
+    env.settle_trash();
     let api = env.repos.join("api");
 
     // A branch of that name was made again elsewhere.
@@ -495,7 +475,7 @@ fn retention_purges_on_the_next_mutating_command() {
     env.append_config("[trash]\nkeep = \"2d\"\n");
     env.create("a", "feat/a", "api");
     env.gw(&["delete", "a"]).success();
-    settle(&env);
+    env.settle_trash();
     assert_eq!(trash(&env).len(), 1);
     let api = env.repos.join("api");
     assert_ne!(env.git(&api, &["for-each-ref", "refs/grove/"]), "");
@@ -508,7 +488,7 @@ fn retention_purges_on_the_next_mutating_command() {
     at_later(&["doctor", "--fix"]).success();
     assert_eq!(trash(&env).len(), 1, "reads and doctor --fix never purge");
     at_later(&["create", "b", "-b", "feat/b", "-r", "api"]).success();
-    settle(&env);
+    env.settle_trash();
     assert!(trash(&env).is_empty());
     assert_eq!(
         env.git(&api, &["for-each-ref", "refs/grove/"]),
@@ -523,7 +503,7 @@ fn retention_purges_on_the_next_mutating_command() {
     env.create("c", "feat/c", "api");
     env.gw(&["delete", "b"]).success();
     env.gw(&["delete", "c"]).success();
-    settle(&env);
+    env.settle_trash();
     assert_eq!(trash(&env).len(), 2);
     let text = std::fs::read_to_string(env.config_path()).unwrap();
     std::fs::write(env.config_path(), text.replace("1GiB", "1B")).unwrap();
@@ -546,7 +526,7 @@ fn retention_purges_on_the_next_mutating_command() {
         .success()
         .result();
     assert_eq!(r["deleted"][0]["trash"], Value::Null);
-    settle(&env);
+    env.settle_trash();
     assert!(trash(&env).is_empty());
     env.assert_world_clean();
 }
@@ -556,7 +536,7 @@ fn trash_empty_erases_and_doctor_reports_without_purging() {
     let env = TestEnv::with_repos(&["api"]);
     env.create("a", "feat/a", "api");
     env.gw(&["delete", "a"]).success();
-    settle(&env);
+    env.settle_trash();
     let doctor = env.gw(&["doctor", "--format", "json"]).success().result();
     assert_eq!(doctor["trash"]["count"], 1, "{doctor:#}");
     assert_eq!(doctor["trash"]["newest"], "a");

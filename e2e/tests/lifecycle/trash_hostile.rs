@@ -45,27 +45,6 @@ fn gc_now(env: &TestEnv, repo: &Path) {
     );
 }
 
-/// Waits until no `gw trash tidy` or `gw unlink-trash` of this environment runs.
-fn settle(env: &TestEnv) {
-    let root = s(&env.root).to_string();
-    for _ in 0..600 {
-        let busy = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-            let cmd = String::from_utf8_lossy(
-                &std::fs::read(e.path().join("cmdline")).unwrap_or_default(),
-            )
-            .into_owned();
-            let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
-            (cmd.contains("trash\0tidy") || cmd.contains("unlink-trash"))
-                && String::from_utf8_lossy(&environ).contains(&root)
-        });
-        if !busy {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    panic!("the background trash processes did not end");
-}
-
 /// Commits only a detached HEAD has, and content only the index has, survive a `git gc`
 /// while their workspace is in the trash: the entry keeps them under `refs/grove/trash/`.
 #[test]
@@ -85,7 +64,7 @@ fn a_detached_heads_commits_and_staged_content_survive_a_gc() {
     env.git(&ws.join("api"), &["add", "s2"]);
     std::fs::write(ws.join("api/s2"), "worktree version\n").unwrap();
     env.gw(&["delete", "feat", "--force"]).success();
-    settle(&env);
+    env.settle_trash();
     for r in ["api", "web"] {
         gc_now(&env, &env.repos.join(r));
     }
@@ -111,7 +90,7 @@ fn doctor_of_another_grove_directory_keeps_the_tips_of_this_ones_trash() {
     env.commit(&env.ws("feat").join("api"), "c.txt", "c\n", "only here");
     let tip = env.git(&env.ws("feat").join("api"), &["rev-parse", "HEAD"]);
     env.gw(&["delete", "feat", "--force"]).success();
-    settle(&env);
+    env.settle_trash();
     let other = env.root.join("grove2");
     let root = env.root.clone();
     let home2 = [("GW_HOME", s(&other))];
@@ -136,12 +115,12 @@ fn the_newest_entry_is_never_evicted_by_the_size_cap() {
     env.append_config("[trash]\nmax_size = \"1KiB\"\n");
     env.create("a", "feat/a", "api");
     env.gw(&["delete", "a"]).success();
-    settle(&env);
+    env.settle_trash();
     let listed = env.gw(&["trash", "--format", "json"]).success().result();
     assert_eq!(listed["count"], 1, "{listed:#}");
     env.create("b", "feat/b", "api");
     env.gw(&["delete", "b"]).success();
-    settle(&env);
+    env.settle_trash();
     let listed = env.gw(&["trash", "--format", "json"]).success().result();
     assert_eq!(listed["count"], 1, "{listed:#}");
     assert_eq!(listed["entries"][0]["name"], "b");
@@ -154,7 +133,7 @@ fn a_symlink_inside_an_entry_is_refused() {
     let env = TestEnv::with_repos(&["api", "web"]);
     env.create("feat", "feat/x", "api,web");
     env.gw(&["delete", "feat", "--force"]).success();
-    settle(&env);
+    env.settle_trash();
     let e = entry(&env);
     env.create("vic", "vic", "api,web");
     let victim = env.ws("vic");
@@ -193,7 +172,7 @@ fn a_record_that_moves_the_workspace_elsewhere_is_refused() {
     env.create("feat", "feat/x", "api");
     env.create("vic", "vic", "api");
     env.gw(&["delete", "feat", "--force"]).success();
-    settle(&env);
+    env.settle_trash();
     let e = entry(&env);
     for place in [
         env.workspace_dir().join(".trash/evil-1"),
@@ -231,7 +210,7 @@ fn a_purge_acts_only_in_repositories_grove_knows() {
     let env = TestEnv::with_repos(&["api"]);
     env.create("feat", "feat/x", "api");
     env.gw(&["delete", "feat", "--force"]).success();
-    settle(&env);
+    env.settle_trash();
     let e = entry(&env);
     let id = e
         .file_name()
