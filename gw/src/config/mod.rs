@@ -53,6 +53,9 @@ pub struct Config {
     pub ports: PortRange,
     /// `[trash]`: how long, and how much of, what delete removes is kept for `gw restore`.
     pub trash: Retention,
+    /// `[create] copy`: `gw create` and `gw add-repo` copy each repository's `.grove.toml`
+    /// `copy` paths without `--copy`.
+    pub copy: bool,
 }
 
 /// `[trash]` in `config.toml`: a deleted workspace stays restorable for `keep` (zero:
@@ -140,6 +143,7 @@ impl Config {
             trust_dirs: Vec::new(),
             ports: PortRange::default(),
             trash: Retention::default(),
+            copy: false,
         }
     }
 
@@ -231,6 +235,13 @@ impl Config {
                 trash.max_size = r.size(v, "trash.max_size").map_err(invalid)?;
             }
         }
+        let mut copy = false;
+        if let Some(item) = root.get("create") {
+            let table = r.table(item, "create").map_err(invalid)?;
+            if let Some(v) = table.get("copy") {
+                copy = r.bool(v, "create.copy").map_err(invalid)?;
+            }
+        }
         Ok(Config {
             path: path.to_path_buf(),
             doc: doc.into_mut(),
@@ -241,6 +252,7 @@ impl Config {
             trust_dirs,
             ports,
             trash,
+            copy,
         })
     }
 

@@ -27,6 +27,46 @@ pub struct RepoConfig {
     /// grove), in the order the file declares them. Each gets a port of its own in every
     /// workspace (`ops::ports`).
     pub ports: Vec<(String, u16)>,
+    /// `copy`: paths of the main checkout (ignored, or untracked) that `gw create --copy`
+    /// and `gw add-repo --copy` copy into a new worktree: build caches and dependencies
+    /// (`node_modules`, `target`, `.venv`), local settings (`.env.local`). Each is a path
+    /// relative to the checkout, `/`-separated; `*`, `?` and `[…]` match within one
+    /// component (`packages/*/node_modules`). Validated by [`check_copy_pattern`].
+    pub copy: Vec<String>,
+}
+
+/// Refuses a `copy` entry grove cannot use: empty, absolute, with a `.`, `..` or `.git`
+/// component (a copy never leaves the checkout nor touches git's own files), or `**`
+/// (each directory level is named, so that naming a cache never walks a whole checkout).
+/// A trailing `/` is allowed (the entry then names directories only).
+pub fn check_copy_pattern(pattern: &str) -> Result<(), &'static str> {
+    let trimmed = pattern.strip_suffix('/').unwrap_or(pattern);
+    if trimmed.is_empty() {
+        return Err("a path to copy cannot be empty");
+    }
+    if trimmed.starts_with('/') || trimmed.contains('\\') {
+        return Err(
+            "a path to copy is relative to the checkout, `/`-separated (`node_modules`, `packages/*/dist`)",
+        );
+    }
+    for part in trimmed.split('/') {
+        match part {
+            "" => return Err("a path to copy has no empty component (`a//b`)"),
+            "." | ".." => {
+                return Err(
+                    "a path to copy has no `.` or `..` component: it stays inside the checkout",
+                );
+            }
+            ".git" => return Err("`.git` is git's own: grove never copies it"),
+            p if p.contains("**") => {
+                return Err(
+                    "`**` is not supported: name each directory level (`packages/*/node_modules`)",
+                );
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Whether `name` can name a port: letters, digits, `_` and `-`, so that it makes an
@@ -113,8 +153,16 @@ impl RepoConfig {
                 ports.push((name.to_string(), r.port(value, &key, 1)?));
             }
         }
+        let copy = list("copy")?;
+        if let Some(item) = root.get("copy") {
+            for c in &copy {
+                check_copy_pattern(c)
+                    .map_err(|why| r.error(item, "copy", &format!("`{c}`: {why}")))?;
+            }
+        }
         Ok(RepoConfig {
             ports,
+            copy,
             base_branch,
             setup: list("setup")?,
             teardown: list("teardown")?,
@@ -156,6 +204,36 @@ mod tests {
         assert_ne!(a.commands_sha256(), c.commands_sha256());
         assert_ne!(a.commands_sha256(), d.commands_sha256());
         assert!(RepoConfig::default().commands().is_empty());
+    }
+
+    #[test]
+    fn copy_entries_and_their_errors() {
+        let c = RepoConfig::parse(
+            "copy = [\"node_modules\", \"target/\", \"packages/*/dist\", \".env.local\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            c.copy,
+            ["node_modules", "target/", "packages/*/dist", ".env.local"]
+        );
+        assert_eq!(
+            RepoConfig::parse("copy = \".venv\"\n").unwrap().copy,
+            [".venv"]
+        );
+        for (text, want) in [
+            ("copy = [\"/etc\"]\n", "relative to the checkout"),
+            ("copy = [\"../x\"]\n", "no `.` or `..`"),
+            ("copy = [\"a/./b\"]\n", "no `.` or `..`"),
+            ("copy = [\".git\"]\n", "git's own"),
+            ("copy = [\"sub/.git/\"]\n", "git's own"),
+            ("copy = [\"**/node_modules\"]\n", "`**` is not supported"),
+            ("copy = [\"a//b\"]\n", "empty component"),
+            ("copy = [\"/\"]\n", "cannot be empty"),
+            ("\ncopy = 3\n", "line 2, key `copy`"),
+        ] {
+            let err = RepoConfig::parse(text).unwrap_err();
+            assert!(err.contains(want), "{text}: {err}");
+        }
     }
 
     #[test]

@@ -42,6 +42,17 @@ pub struct ConfigFile {
     pub ports: Option<PortRange>,
     /// What `gw delete`, `gw prune` and `gw create --replace` keep for `gw restore`.
     pub trash: Option<TrashSettings>,
+    /// Defaults of `gw create` (and `gw add-repo`).
+    pub create: Option<CreateSettings>,
+}
+
+/// Defaults of `gw create` and `gw add-repo`.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct CreateSettings {
+    /// Copy each repository's `.grove.toml` `copy` paths into its new worktree without
+    /// being asked (`--copy`); `--no-copy` turns it off for one command. Absent: false.
+    pub copy: Option<bool>,
 }
 
 /// How long, and how much of, what delete removes stays restorable.
@@ -190,6 +201,22 @@ pub struct RepoFile {
     /// commands as `{port.<repo>.<name>}` (docs/ports.md).
     /// Names are letters, digits, `_` and `-`.
     pub ports: Option<BTreeMap<String, Port>>,
+    /// Paths of this checkout that `gw create --copy` and `gw add-repo --copy` copy into a
+    /// new worktree, so it starts with the build caches and dependencies this one has
+    /// (`node_modules`, `target`, `.venv`) and local settings (`.env.local`). Only paths
+    /// git ignores, or does not track: a tracked one is refused. Relative, `/`-separated;
+    /// `*`, `?` and `[…]` match within one component (`packages/*/node_modules`), `**` is
+    /// not supported. Copied as copy-on-write clones where the file system can, never as
+    /// hard links, and never over a file the new worktree has.
+    pub copy: Option<Paths>,
+}
+
+/// One path, or several.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+pub enum Paths {
+    One(String),
+    Several(Vec<String>),
 }
 
 /// A TCP port.
@@ -294,6 +321,9 @@ on_failure = "warn"
 [trash]
 keep = "7d"
 max_size = "10GiB"
+
+[create]
+copy = true
 "#;
 
     const FULL_REPO: &str = r#"#:schema https://github.com/grove-rs/grove/releases/latest/download/grove-toml.schema.json
@@ -305,6 +335,7 @@ post_sync = ["git stash pop"]
 run = "npm run dev"
 pre_run = []
 post_run = "echo done"
+copy = ["node_modules", "target/", "packages/*/dist"]
 "#;
 
     #[test]

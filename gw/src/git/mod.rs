@@ -7,6 +7,7 @@
 mod hidden;
 mod history;
 mod kept;
+mod named;
 mod pristine;
 mod read;
 mod scan;
@@ -17,6 +18,7 @@ mod worktree;
 mod write;
 
 pub use history::reflog;
+pub use named::{Matches, Named, Standing};
 pub use read::{
     Base, BranchInfo, Changes, Head, Repo, Unreadable, WorktreeStatus, worktree_status,
 };

@@ -203,6 +203,54 @@ struct Worker<'r> {
     found: Found,
 }
 
+/// Whether each of `paths` — names the index does not hold, relative to the worktree of
+/// `repo`, each with whether it is a directory — is ignored, by the rules the scan applies:
+/// the `.gitignore` of every directory above it (opened from the worktree down, never
+/// through a symbolic link), `info/exclude` and `core.excludesFile`. A directory above it
+/// that cannot be opened contributes no rules, as in the scan.
+pub(super) fn ignored(
+    repo: &gix::Repository,
+    index: &gix::index::File,
+    paths: &[(&[u8], bool)],
+) -> Result<Vec<bool>, Error> {
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| Error::read(repo.git_dir(), "the repository has no worktree"))?;
+    let root = rustix::fs::open(
+        workdir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(|e| Error::read(workdir, e))?;
+    let mut unreadable = Vec::new();
+    let mut out = Vec::with_capacity(paths.len());
+    for (path, is_dir) in paths {
+        let mut rules = ignore::Ignores::new(repo, index, &mut unreadable);
+        rules.enter(repo, b"", Some(root.as_fd()), &mut unreadable);
+        // The directory above, open; `None` once one could not be opened (nor can those
+        // below it).
+        let mut above: Option<OwnedFd> = None;
+        for (depth, (i, _)) in path
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'/')
+            .enumerate()
+        {
+            let dir = &path[..i];
+            let name = &dir[dir.iter().rposition(|b| *b == b'/').map_or(0, |p| p + 1)..];
+            let fd = match (&above, depth) {
+                (_, 0) => open_dir(root.as_fd(), name).ok(),
+                (Some(at), _) => open_dir(at.as_fd(), name).ok(),
+                (None, _) => None,
+            };
+            rules.enter(repo, dir, fd.as_ref().map(|fd| fd.as_fd()), &mut unreadable);
+            above = fd;
+        }
+        out.push(rules.excluded(path, *is_dir));
+    }
+    Ok(out)
+}
+
 /// A missing path, or one under something that is not a directory (or is a symbolic link).
 fn is_gone(e: Errno) -> bool {
     e == Errno::NOENT || e == Errno::NOTDIR || e == Errno::LOOP
