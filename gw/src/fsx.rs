@@ -330,6 +330,31 @@ pub fn remove_dir_all(path: &Path) -> Result<()> {
     }
 }
 
+/// Removes whatever is at `path` — a file, a symbolic link (not what it points to) or a
+/// whole directory tree — first giving its owner write and search permission on every
+/// directory in it (a copied cache may hold read-only ones, which would stop the removal
+/// half way). Nothing there is fine.
+pub fn remove_entry(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return ctx("read", path, Err(e)),
+    };
+    if !meta.is_dir() {
+        return remove_file(path);
+    }
+    for entry in walkdir::WalkDir::new(path).follow_links(false) {
+        let Ok(entry) = entry else { continue };
+        let Ok(m) = entry.metadata() else { continue };
+        if m.is_dir() && m.permissions().mode() & 0o300 != 0o300 {
+            let mode = m.permissions().mode() | 0o700;
+            let _ = fs::set_permissions(entry.path(), fs::Permissions::from_mode(mode));
+        }
+    }
+    remove_dir_all(path)
+}
+
 /// Removes a directory only when it is empty; `Ok(false)` when it was not empty or absent.
 pub fn remove_empty_dir(path: &Path) -> bool {
     fs::remove_dir(path).is_ok()

@@ -28,6 +28,7 @@ pub mod schema;
 pub mod state;
 pub mod stats;
 pub mod time;
+pub mod treecopy;
 
 /// What `gw --version` and `gw-migrate --version` print after the name: `0.1.0`, and when
 /// built from a git checkout the commit and its date, `0.1.0 (0123abcde 2026-12-03)`

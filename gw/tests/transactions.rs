@@ -203,6 +203,7 @@ fn opts(name: &str, repos: &[&str]) -> CreateOptions {
         source: SourceFields::default(),
         replace: false,
         force: false,
+        copy: None,
         expect: None,
     }
 }
@@ -433,6 +434,7 @@ fn every_step_of_add_repo_fails_cleanly() {
                 AddRepoOptions {
                     name: Some("feat".into()),
                     repos: vec!["web".into(), "svc".into()],
+                    copy: None,
                     expect: None,
                 },
             )?;

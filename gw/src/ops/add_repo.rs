@@ -28,6 +28,9 @@ pub struct AddRepoOptions {
     pub name: Option<String>,
     /// Repository names or git URLs.
     pub repos: Vec<String>,
+    /// `--copy`/`--no-copy` (see `CreateOptions::copy`); `None` takes `[create] copy`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy: Option<bool>,
     /// `gw apply`: the plan this add must match.
     #[serde(skip)]
     pub expect: Option<plan::Expect>,
@@ -44,6 +47,8 @@ pub struct AddRepoReport {
     pub count: usize,
     /// Setup results of the added repositories that have setup commands.
     pub setup: Vec<SetupResult>,
+    /// What was copied into each new worktree (`--copy`), per repository that copied.
+    pub copied: Vec<crate::ops::warm::CopyResult>,
     #[serde(skip)]
     pub warnings: Vec<String>,
     #[serde(skip)]
@@ -85,7 +90,8 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
     }
     let discovery = repos::discover(ctx, &config);
     let chosen = repos::resolve(ctx, &config, &opts.repos, &discovery)?;
-    let planned = plan(ctx, &ws, &chosen);
+    let copy = opts.copy.unwrap_or(config.copy);
+    let planned = plan(ctx, &ws, &chosen, copy);
     let (results, new, plans, warnings) = match planned {
         Ok(p) => p,
         Err(e) => {
@@ -99,7 +105,7 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
         if let Err(e) = plan::verify(
             PlanKind::AddRepo,
             expect,
-            &inputs(&ws.name, &opts.repos),
+            &inputs(&ws.name, &opts.repos, opts.copy),
             &now,
         ) {
             repos::remove_clones(ctx, &chosen);
@@ -119,6 +125,7 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
         count: results.len(),
         repos: results,
         setup: Vec::new(),
+        copied: Vec::new(),
         warnings,
         failure: None,
     };
@@ -148,8 +155,17 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
             how: p.how.clone(),
         })
         .collect();
-    let added = tx.run_all(adds, true);
-    let failed = added.iter().find_map(|r| r.as_ref().err()).cloned();
+    let mut added = tx.run_all(adds, true);
+    let mut failed = added.iter().find_map(|r| r.as_ref().err()).cloned();
+    if failed.is_none() {
+        match create::copy_all(ctx, &mut tx, &plans) {
+            Ok(c) => report.copied = c,
+            Err((results, first)) => {
+                added = results;
+                failed = Some(first);
+            }
+        }
+    }
     let after = with_entries(&ws, &plans);
     let committed = match failed {
         Some(e) => Err(e),
@@ -190,10 +206,11 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
     Ok(report)
 }
 
-fn inputs(name: &str, repos: &[String]) -> serde_json::Value {
+fn inputs(name: &str, repos: &[String], copy: Option<bool>) -> serde_json::Value {
     serde_json::to_value(AddRepoOptions {
         name: Some(name.to_string()),
         repos: repos.to_vec(),
+        copy,
         expect: None,
     })
     .expect("options serialise")
@@ -207,13 +224,13 @@ pub fn plan_doc(ctx: &Ctx<'_>, opts: &AddRepoOptions) -> Result<PlanDoc> {
     let ws = resolve::workspace(&state, opts.name.as_deref(), &ctx.env.cwd)?.clone();
     let discovery = repos::discover(ctx, &config);
     let chosen = repos::resolve(ctx, &config, &opts.repos, &discovery)?;
-    let planned = plan(ctx, &ws, &chosen);
+    let planned = plan(ctx, &ws, &chosen, opts.copy.unwrap_or(config.copy));
     repos::remove_clones(ctx, &chosen);
     let (results, _, plans, warnings) = planned?;
     let described = describe(&ws, &results, &plans, &warnings);
     Ok(plan::document(
         PlanKind::AddRepo,
-        inputs(&ws.name, &opts.repos),
+        inputs(&ws.name, &opts.repos, opts.copy),
         described,
     ))
 }
@@ -259,7 +276,7 @@ type Planned = (Vec<RepoResult>, Vec<Chosen>, Vec<RepoPlan>, Vec<String>);
 
 /// Sorts the chosen repositories into already present and new, and plans the new ones.
 /// Changes nothing but fetching.
-fn plan(ctx: &Ctx<'_>, ws: &Workspace, chosen: &[Chosen]) -> Result<Planned> {
+fn plan(ctx: &Ctx<'_>, ws: &Workspace, chosen: &[Chosen], copy: bool) -> Result<Planned> {
     let mut results = Vec::new();
     let mut new: Vec<Chosen> = Vec::new();
     for c in chosen {
@@ -307,6 +324,7 @@ fn plan(ctx: &Ctx<'_>, ws: &Workspace, chosen: &[Chosen]) -> Result<Planned> {
                 territory: ctx.territory(),
                 state,
                 ignored: &[],
+                copy,
             },
             c,
             &ws.path,

@@ -43,6 +43,7 @@ pub(crate) mod testutil;
 pub mod trash;
 pub mod trust;
 pub mod tx;
+pub mod warm;
 
 use std::time::Duration;
 

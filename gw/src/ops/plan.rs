@@ -71,6 +71,9 @@ pub enum ChangeKind {
     TrackRemoteBranch,
     /// create, add-repo: `git worktree add`.
     CreateWorktree,
+    /// create, add-repo: copy a path of the repository's checkout that git ignores or does
+    /// not track (`.grove.toml` `copy`) into the new worktree.
+    CopyPath,
     /// A global lifecycle hook (`post_create`, `pre_delete`).
     RunHook,
     /// create, add-repo: a repository's `setup` commands.

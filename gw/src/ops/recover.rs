@@ -145,7 +145,9 @@ pub fn journaled_paths(ctx: &Ctx<'_>) -> Vec<PathBuf> {
     {
         match &step.action {
             Action::MoveDir { from, to } => out.extend([from.clone(), to.clone()]),
-            Action::CreateDir { path } | Action::AddWorktree { path, .. } => out.push(path.clone()),
+            Action::CreateDir { path }
+            | Action::AddWorktree { path, .. }
+            | Action::CopyPaths { path, .. } => out.push(path.clone()),
             Action::RemoveRegistration { path, .. } => out.push(path.clone()),
             Action::RepairWorktrees { paths, .. } => out.extend(paths.iter().cloned()),
             Action::RecordTrash { entry, .. } | Action::DropTrash { entry, .. } => {

@@ -413,6 +413,7 @@ mod tests {
                 source: SourceFields::default(),
                 replace: false,
                 force: false,
+                copy: None,
                 expect: None,
             },
         )

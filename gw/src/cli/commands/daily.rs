@@ -45,6 +45,13 @@ pub struct AddRepoArgs {
     /// Approve the repositories' `.grove.toml` commands this runs without asking (see `gw trust`)
     #[arg(short, long)]
     pub yes: bool,
+    /// Copy each repository's `.grove.toml` `copy` paths (build caches, dependencies) into
+    /// its new worktree, copy-on-write where the file system can (default: `[create] copy`)
+    #[arg(long, conflicts_with = "no_copy")]
+    pub copy: bool,
+    /// Do not copy, whatever `[create] copy` says
+    #[arg(long)]
+    pub no_copy: bool,
 }
 
 #[derive(Debug, Args)]
@@ -97,6 +104,15 @@ pub fn reset(ctx: &Ctx<'_>, mut a: ResetArgs, ui: Ui) -> CmdResult {
     Ok(Out::new(ops::reset::reset(ctx, reset_options(a))?))
 }
 
+/// `--copy` / `--no-copy`: asked, refused, or (neither) the configuration's `[create] copy`.
+pub fn copy_flag(copy: bool, no_copy: bool) -> Option<bool> {
+    match (copy, no_copy) {
+        (true, _) => Some(true),
+        (_, true) => Some(false),
+        _ => None,
+    }
+}
+
 pub fn add_repo_options(ctx: &Ctx<'_>, a: AddRepoArgs, ui: Ui) -> Result<AddRepoOptions, Error> {
     let repos = if !a.repos.is_empty() {
         crate::git::url::rejoin(a.repos)
@@ -108,6 +124,7 @@ pub fn add_repo_options(ctx: &Ctx<'_>, a: AddRepoArgs, ui: Ui) -> Result<AddRepo
     Ok(AddRepoOptions {
         name: a.name,
         repos,
+        copy: copy_flag(a.copy, a.no_copy),
         expect: None,
     })
 }

@@ -38,6 +38,13 @@ pub struct CreateArgs {
     /// Check out origin/<branch> where it exists instead of starting a new branch
     #[arg(long)]
     pub track: bool,
+    /// Copy each repository's `.grove.toml` `copy` paths (build caches, dependencies) into
+    /// its new worktree, copy-on-write where the file system can (default: `[create] copy`)
+    #[arg(long, conflicts_with = "no_copy")]
+    pub copy: bool,
+    /// Do not copy, whatever `[create] copy` says
+    #[arg(long)]
+    pub no_copy: bool,
     /// Approve the repositories' `.grove.toml` commands this runs without asking (see `gw trust`)
     #[arg(short, long)]
     pub yes: bool,
@@ -198,6 +205,7 @@ pub fn create_options(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> Result<CreateOpti
         },
         replace: a.replace,
         force: a.force,
+        copy: crate::cli::commands::daily::copy_flag(a.copy, a.no_copy),
         expect: None,
     })
 }

@@ -126,6 +126,7 @@ pub(crate) fn describe_repos(
                 .branch(branch)
                 .detail(detail),
         );
+        crate::ops::warm::describe(&r.name, &r.source, &r.worktree, &r.copy, changes, facts);
     }
 }
 

@@ -4,6 +4,7 @@ use crate::error::{Error, Result};
 use crate::fsx;
 use crate::ops::hooks::{self, Vars};
 use crate::ops::tx::{self, Tx, Undo};
+use crate::ops::warm::CopyResult;
 use crate::ops::{Ctx, Outcome, RepoResult};
 use crate::parallel;
 use crate::state::journal::{Action, Kind};
@@ -58,6 +59,10 @@ pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<Crea
     if let Some(first) = added.iter().find_map(|r| r.as_ref().err()).cloned() {
         return Err(fail(ctx, tx, &plan, &added, first));
     }
+    let copied = match copy_all(ctx, &mut tx, &plan.repos) {
+        Ok(c) => c,
+        Err((results, first)) => return Err(fail(ctx, tx, &plan, &results, first)),
+    };
 
     let now = jiff::Timestamp::now();
     let ws = Workspace {
@@ -118,9 +123,62 @@ pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<Crea
         count: repos.len(),
         repos,
         setup,
+        copied,
         replaced: None,
         warnings,
     })
+}
+
+/// Copies each planned repository's `copy` paths into its new worktree (in parallel, one
+/// journaled step each). On a failure, the outcome of every repository (the first error
+/// of each) and the first error, for the rollback.
+#[allow(clippy::type_complexity)]
+pub(crate) fn copy_all(
+    ctx: &Ctx<'_>,
+    tx: &mut Tx<'_, '_>,
+    repos: &[RepoPlan],
+) -> Result<Vec<CopyResult>, (Vec<Result<()>>, Error)> {
+    let copying: Vec<&RepoPlan> = repos
+        .iter()
+        .filter(|r| !r.copy.entries.is_empty())
+        .collect();
+    if copying.is_empty() {
+        return Ok(Vec::new());
+    }
+    ctx.events.progress(&format!(
+        "copying into {}",
+        crate::ops::count(copying.len(), "worktree", "worktrees")
+    ));
+    let steps: Vec<Action> = copying
+        .iter()
+        .map(|r| Action::CopyPaths {
+            repo: r.name.clone(),
+            source: r.source.clone(),
+            path: r.worktree.clone(),
+            entries: r.copy.paths(),
+        })
+        .collect();
+    let done = tx.run_all(steps, true);
+    if let Some(first) = done.iter().find_map(|r| r.as_ref().err()).cloned() {
+        let results = repos
+            .iter()
+            .map(|r| {
+                copying
+                    .iter()
+                    .zip(&done)
+                    .find(|(c, _)| c.name == r.name)
+                    .map_or(Ok(()), |(_, d)| d.clone())
+            })
+            .collect();
+        return Err((results, first));
+    }
+    Ok(copying
+        .iter()
+        .filter_map(|r| {
+            let (_, c) = tx.copied().iter().find(|(repo, _)| *repo == r.name)?;
+            Some(CopyResult::new(&r.name, r.copy.paths(), c))
+        })
+        .collect())
 }
 
 /// Rolls back after `cause` and builds the error: per repository `created` → `rolled_back`

@@ -13,7 +13,7 @@ mod planning;
 pub use describe::describe;
 pub(crate) use describe::{describe_repos, describe_setup};
 pub use execute::execute;
-pub(crate) use execute::{record_setup, run_setup};
+pub(crate) use execute::{copy_all, record_setup, run_setup};
 pub use planning::plan;
 pub(crate) use planning::{Around, fetch_all, plan_repo};
 
@@ -112,6 +112,10 @@ pub struct CreateOptions {
     pub replace: bool,
     /// With `replace`: discard uncommitted changes in the replaced workspace.
     pub force: bool,
+    /// `--copy` (`Some(true)`) or `--no-copy`: copy each repository's `.grove.toml` `copy`
+    /// paths into its new worktree; `None` takes `[create] copy` from the configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy: Option<bool>,
     /// `gw apply`: the plan this create must match.
     #[serde(skip)]
     pub expect: Option<plan::Expect>,
@@ -147,6 +151,8 @@ pub struct RepoPlan {
     pub setup: Vec<String>,
     /// The repository's `.grove.toml`, as read while planning: what approval covers.
     pub commands: RepoConfig,
+    /// What is copied from the checkout into the new worktree (empty unless asked).
+    pub copy: crate::ops::warm::CopyPlan,
 }
 
 /// Makes sure the `setup` commands of the repositories in `plans` may run
@@ -206,6 +212,8 @@ pub struct CreateReport {
     pub count: usize,
     /// Setup results per repository (`ready` or `failed`), when any repository has setup.
     pub setup: Vec<SetupResult>,
+    /// What was copied into each new worktree (`--copy`), per repository that copied.
+    pub copied: Vec<crate::ops::warm::CopyResult>,
     /// The workspace this one replaced (`--replace`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replaced: Option<String>,

@@ -122,6 +122,7 @@ pub fn plan(
         })
         .unwrap_or_default();
     let overrides = overrides(&opts.selection);
+    let copy = opts.copy.unwrap_or(config.copy);
     let decided = parallel::map(&chosen, |c| {
         let o = overrides.iter().find(|(n, _, _)| *n == c.name);
         let base = o.and_then(|(_, b, _)| b.as_deref());
@@ -131,6 +132,7 @@ pub fn plan(
                 territory: ctx.territory(),
                 state,
                 ignored: &ignored,
+                copy,
             },
             c,
             &path,
@@ -145,6 +147,11 @@ pub fn plan(
         let (repo, w) = d?;
         warnings.extend(w);
         repos.push(repo);
+    }
+    if opts.copy == Some(true) && repos.iter().all(|r| r.commands.copy.is_empty()) {
+        warnings.push(
+            "--copy: no repository's `.grove.toml` names paths to `copy`; nothing is copied".into(),
+        );
     }
     undo_clones.1 = None;
     Ok(CreatePlan {
@@ -221,6 +228,8 @@ pub(crate) struct Around<'a> {
     pub territory: &'a crate::ops::safety::Territory,
     pub state: &'a State,
     pub ignored: &'a [PathBuf],
+    /// Copy the `.grove.toml` `copy` paths into the new worktree.
+    pub copy: bool,
 }
 
 pub(crate) fn plan_repo(
@@ -235,6 +244,7 @@ pub(crate) fn plan_repo(
         territory,
         state,
         ignored,
+        copy,
     } = *around;
     let repo = git::Repo::open(&c.path)?;
     let mut warnings = Vec::new();
@@ -314,6 +324,18 @@ pub(crate) fn plan_repo(
             start_oid,
         }
     };
+    let copy = if copy {
+        // The commit the new worktree will have checked out decides what room it leaves.
+        let commit = match &how {
+            BranchSource::New { start_oid, .. } | BranchSource::Track { start_oid, .. } => {
+                start_oid.clone()
+            }
+            BranchSource::Existing => repo.local_branch(branch),
+        };
+        crate::ops::warm::plan(&c.name, &c.path, &repo_config, commit.as_deref())?
+    } else {
+        crate::ops::warm::CopyPlan::default()
+    };
     Ok((
         RepoPlan {
             name: c.name.clone(),
@@ -324,6 +346,7 @@ pub(crate) fn plan_repo(
             stale,
             setup: repo_config.setup.clone(),
             commands: repo_config,
+            copy,
         },
         warnings,
     ))

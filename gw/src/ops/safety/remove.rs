@@ -63,6 +63,9 @@ pub enum Tree {
     /// A worktree directory a checkout cut short left, holding nothing but files of the
     /// commit it was checking out.
     HalfMade,
+    /// What a copy into a new worktree made (`.grove.toml` `copy`): a file, a link or a
+    /// tree, absent before the copy began, undone with the operation that made it.
+    Copied,
 }
 
 /// What [`erase`] did.
@@ -108,8 +111,21 @@ pub(super) fn erase(ctx: &Ctx<'_>, target: &Target) -> Result<Done> {
         Target::Tree { path, kind } => {
             if *kind == Tree::Trash {
                 territory.check_trash_entry(path)?;
+            } else if *kind == Tree::Copied {
+                // What is checked is where the entry is: a copied link is removed itself,
+                // wherever it points.
+                let parent = path.parent().unwrap_or(path);
+                territory.check(parent, "remove a copy in")?;
             } else if *kind != Tree::Clone {
                 territory.check(path, "remove")?;
+            }
+            if *kind == Tree::Copied {
+                // A file, a link or a tree; a dangling link is still there to remove.
+                if std::fs::symlink_metadata(path).is_err() {
+                    return Ok(Done::Absent);
+                }
+                fsx::remove_entry(path)?;
+                return Ok(Done::Removed);
             }
             if !fsx::exists(path) {
                 return Ok(Done::Absent);
@@ -449,6 +465,41 @@ pub fn added_worktree(
         },
     )?;
     Ok(Undo::Undone)
+}
+
+/// Undoes a copy into the new worktree at `worktree`: removes each of `entries` (relative to
+/// it), which the copy made whole — the step that copied them began only when none of them
+/// was there (`tx::precheck`). Each is checked against the territory with its symbolic
+/// links resolved, so nothing outside the workspace directory is touched.
+pub fn copied(ctx: &Ctx<'_>, worktree: &Path, entries: &[PathBuf]) -> Result<Undo> {
+    for entry in entries {
+        if !is_relative_inside(entry) {
+            return Err(Error::new(
+                Code::CorruptState,
+                format!(
+                    "refusing to remove `{}`: not a path inside a worktree",
+                    entry.display()
+                ),
+            ));
+        }
+        erase(
+            ctx,
+            &Target::Tree {
+                path: worktree.join(entry),
+                kind: Tree::Copied,
+            },
+        )?;
+    }
+    Ok(Undo::Undone)
+}
+
+/// A relative path of plain components (no `..`, no root): it stays inside what it is
+/// joined to, unless a symbolic link on the way leads out (the territory sees to that).
+pub fn is_relative_inside(path: &Path) -> bool {
+    path.components().next().is_some()
+        && path
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
 /// Removes `dir`, a repository this invocation cloned, unless it holds work of its own

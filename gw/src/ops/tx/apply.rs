@@ -15,6 +15,7 @@ use crate::ops::Ctx;
 use crate::ops::safety::{keep, remove};
 use crate::state::journal::{self, Action, BranchSource, StepStatus};
 use crate::state::same_record;
+use crate::treecopy::Copied;
 
 use super::locks::repo_lock;
 use super::trash;
@@ -40,6 +41,9 @@ pub fn precheck(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
             Some(at) => Err(trash::taken(branch, &at)),
             None => Ok(()),
         };
+    }
+    if let Action::CopyPaths { path, entries, .. } = action {
+        return crate::ops::warm::precheck(ctx, path, entries);
     }
     let Action::AddWorktree {
         repo,
@@ -89,20 +93,34 @@ pub fn precheck(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
 
 /// Carries out one action.
 pub fn apply(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
+    run(ctx, action).map(|_| ())
+}
+
+/// Carries out one action, and says what a copy (`Action::CopyPaths`) copied.
+pub fn run(ctx: &Ctx<'_>, action: &Action) -> Result<Option<Copied>> {
     let fault = ctx.faults.as_deref().map(|f| (f, f.next()));
     if let Some((f, i)) = fault {
         f.check(i, false)?;
     }
-    apply_inner(ctx, action)?;
+    let copied = apply_inner(ctx, action)?;
     if let Some((f, i)) = fault {
         f.check(i, true)?;
     }
-    Ok(())
+    Ok(copied)
 }
 
-fn apply_inner(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
+fn apply_inner(ctx: &Ctx<'_>, action: &Action) -> Result<Option<Copied>> {
     let territory = ctx.territory();
-    match action {
+    let done: Result<()> = match action {
+        Action::CopyPaths {
+            repo,
+            source,
+            path,
+            entries,
+        } => {
+            territory.check(path, "copy into")?;
+            return crate::ops::warm::copy(ctx, repo, source, path, entries).map(Some);
+        }
         Action::CreateDir { path } => {
             territory.check(path, "create the workspace directory")?;
             match fsx::create_dir(path) {
@@ -158,7 +176,7 @@ fn apply_inner(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
         // narrower: the registrations of missing directories inside a workspace directory.
         Action::PruneWorktrees { repo, source } => {
             if !source.is_dir() {
-                return Ok(());
+                return Ok(None);
             }
             let gone: Vec<PathBuf> = git::Repo::open(source)?
                 .worktrees()?
@@ -198,7 +216,7 @@ fn apply_inner(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
                 .filter(|p| git::is_worktree_of(p, source))
                 .collect();
             if paths.is_empty() {
-                return Ok(());
+                return Ok(None);
             }
             git::worktree_repair(source, &paths).map_err(|e| Error::from(e).context(repo))
         }
@@ -282,7 +300,8 @@ fn apply_inner(ctx: &Ctx<'_>, action: &Action) -> Result<()> {
             }
             Ok(())
         }),
-    }
+    };
+    done.map(|()| None)
 }
 
 /// Reverts one action if it happened and it is safe to.
@@ -311,6 +330,7 @@ fn undo_inner(ctx: &Ctx<'_>, action: &Action) -> Result<Undo> {
             how,
             ..
         } => remove::added_worktree(ctx, source, path, branch, how)?,
+        Action::CopyPaths { path, entries, .. } => remove::copied(ctx, path, entries)?,
         // Without the later repairs: `undo_steps` passes those.
         Action::MoveDir { from, to } => undo_move(ctx, from, to, &[])?,
         // Removing registrations of directories that are gone leaves nothing to restore.

@@ -24,7 +24,7 @@ mod trash;
 
 use std::time::Duration;
 
-pub use apply::{Undo, apply, precheck, undo, undo_steps};
+pub use apply::{Undo, apply, precheck, run, undo, undo_steps};
 pub use faults::Faults;
 pub use locks::{
     Locks, RepoHold, check_pending, hold_repos, lock_workspaces, recovery_pending, repo_lock,
@@ -45,6 +45,8 @@ pub struct Tx<'c, 'a> {
     _inherit: proc::InheritGuard,
     mode: signals::ModeGuard,
     journal: Journal,
+    /// What each copy step done so far copied, by repository.
+    copied: Vec<(String, crate::treecopy::Copied)>,
     _locks: Locks,
 }
 
@@ -71,12 +73,18 @@ impl<'c, 'a> Tx<'c, 'a> {
             _inherit: inherit,
             mode,
             journal,
+            copied: Vec::new(),
             _locks: locks,
         })
     }
 
     pub fn id(&self) -> &str {
         self.journal.id()
+    }
+
+    /// What the copy steps done so far copied, by repository (`Action::CopyPaths`).
+    pub fn copied(&self) -> &[(String, crate::treecopy::Copied)] {
+        &self.copied
     }
 
     /// Records, applies and marks one action.
@@ -109,7 +117,7 @@ impl<'c, 'a> Tx<'c, 'a> {
             .collect();
         let ctx = self.ctx;
         // A step refused before it started (a signal, or its precheck) did not happen.
-        let step = |a: &Action| -> Result<(), (Error, bool)> {
+        let step = |a: &Action| -> Result<Option<crate::treecopy::Copied>, (Error, bool)> {
             match signals::requested() {
                 Some(sig) if self.journal.record.phase == Phase::Running => Err((
                     cancelled(sig, &format!("(before: {})", a.describe())),
@@ -117,11 +125,11 @@ impl<'c, 'a> Tx<'c, 'a> {
                 )),
                 _ => {
                     precheck(ctx, a).map_err(|e| (e, false))?;
-                    apply(ctx, a).map_err(|e| (e, true))
+                    run(ctx, a).map_err(|e| (e, true))
                 }
             }
         };
-        let results: Vec<Result<(), (Error, bool)>> = if parallel {
+        let results: Vec<Result<Option<crate::treecopy::Copied>, (Error, bool)>> = if parallel {
             crate::parallel::map_processes(&actions, step)
         } else {
             let mut out = Vec::new();
@@ -141,9 +149,14 @@ impl<'c, 'a> Tx<'c, 'a> {
             }
             out
         };
+        for (a, r) in actions.iter().zip(&results) {
+            if let (Ok(Some(c)), Some(repo)) = (r, a.repo()) {
+                self.copied.push((repo.to_string(), *c));
+            }
+        }
         for (i, r) in indices.iter().zip(&results) {
             match r {
-                Ok(()) => self.journal.mark(*i, StepStatus::Done, None),
+                Ok(_) => self.journal.mark(*i, StepStatus::Done, None),
                 Err((e, true)) => {
                     self.journal
                         .mark(*i, StepStatus::Intended, Some(e.message.clone()))
@@ -154,7 +167,10 @@ impl<'c, 'a> Tx<'c, 'a> {
                 }
             }
         }
-        let results: Vec<Result<()>> = results.into_iter().map(|r| r.map_err(|(e, _)| e)).collect();
+        let results: Vec<Result<()>> = results
+            .into_iter()
+            .map(|r| r.map(|_| ()).map_err(|(e, _)| e))
+            .collect();
         if let Err(e) = self.journal.write() {
             // The changes happened but could not be recorded; undo will check reality.
             return results

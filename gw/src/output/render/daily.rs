@@ -100,6 +100,9 @@ impl Render for AddRepoReport {
         for r in &self.repos {
             repo_line(p, r)?;
         }
+        for c in &self.copied {
+            p.message(Role::Plain, shown!("  {}  copied {}", c.repo, c.summary()))?;
+        }
         if added > 0 {
             p.message(
                 Role::Success,

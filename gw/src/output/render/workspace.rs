@@ -34,6 +34,9 @@ impl Render for CreateReport {
                 shown!("  {}  {}", r.repo, r.detail.as_deref().unwrap_or("")),
             )?;
         }
+        for c in &self.copied {
+            p.message(Role::Plain, shown!("  {}  copied {}", c.repo, c.summary()))?;
+        }
         p.message(
             Role::Success,
             shown!("Workspace {} created at {}", self.name, self.path.display()),

@@ -44,6 +44,15 @@ impl BranchSource {
 pub enum Action {
     /// `mkdir` of a directory that did not exist.
     CreateDir { path: PathBuf },
+    /// A copy of `entries` (paths relative to both) from the checkout `source` into the new
+    /// worktree at `path` (`.grove.toml` `copy`). Every entry was absent from the worktree
+    /// when the step began, so undoing it removes them whole.
+    CopyPaths {
+        repo: String,
+        source: PathBuf,
+        path: PathBuf,
+        entries: Vec<PathBuf>,
+    },
     /// `git worktree add` of `branch` at `path` in `source`.
     AddWorktree {
         repo: String,
@@ -154,6 +163,7 @@ impl Action {
     pub fn repo(&self) -> Option<&str> {
         match self {
             Action::AddWorktree { repo, .. }
+            | Action::CopyPaths { repo, .. }
             | Action::PruneWorktrees { repo, .. }
             | Action::RemoveRegistration { repo, .. }
             | Action::RepairWorktrees { repo, .. }
@@ -174,6 +184,7 @@ impl Action {
     pub fn source(&self) -> Option<&Path> {
         match self {
             Action::AddWorktree { source, .. }
+            | Action::CopyPaths { source, .. }
             | Action::PruneWorktrees { source, .. }
             | Action::RemoveRegistration { source, .. }
             | Action::RepairWorktrees { source, .. }
@@ -199,6 +210,20 @@ impl Action {
             } => {
                 format!("add worktree of {repo} on {branch} at {}", path.display())
             }
+            Action::CopyPaths {
+                repo,
+                path,
+                entries,
+                ..
+            } => format!(
+                "copy {} of {repo} into {}",
+                entries
+                    .iter()
+                    .map(|e| e.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                path.display()
+            ),
             Action::MoveDir { from, to } => format!("move {} to {}", from.display(), to.display()),
             Action::PruneWorktrees { repo, .. } => {
                 format!("prune stale worktree registrations of {repo}")
