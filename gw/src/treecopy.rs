@@ -604,8 +604,10 @@ mod tests {
                     )
                 } else if m.is_dir() {
                     ("dir", Vec::new())
-                } else {
+                } else if m.is_file() {
                     ("file", std::fs::read(e.path()).unwrap())
+                } else {
+                    ("other", Vec::new())
                 };
                 let mtime = if kind == "link" { 0 } else { m.mtime() };
                 let rel = e.path().strip_prefix(root).unwrap().to_path_buf();

@@ -31,6 +31,8 @@ struct Scale {
     /// Pairs timed for creating the huge repository's workspace.
     big_create_pairs: usize,
     delete_files: usize,
+    /// Files in the cache `gw create --copy` copies.
+    copy_files: usize,
     /// Keys in the one object of the `.mcp.json` gw-migrate reads.
     migrate_keys: usize,
     /// Pairs timed for the read cases (`gw list` runs twice as many: its runs are short).
@@ -50,6 +52,7 @@ const FULL: Scale = Scale {
     big_files: 100_000,
     big_create_pairs: 5,
     delete_files: 100_000,
+    copy_files: 100_000,
     migrate_keys: 600_000,
     pairs: 21,
     slow_pairs: 9,
@@ -66,13 +69,14 @@ const QUICK: Scale = Scale {
     big_files: 2_000,
     big_create_pairs: 1,
     delete_files: 2_000,
+    copy_files: 2_000,
     migrate_keys: 60_000,
     pairs: 2,
     slow_pairs: 1,
 };
 
 pub const USAGE: &str =
-    "usage: cargo xtask bench [--quick] [--json FILE] [--scaling] [--gw PATH] [--only C]
+    "usage: cargo xtask bench [--quick] [--json FILE] [--scaling] [--gw PATH] [--only C] [--fixtures DIR]
 
 Times grove's hot paths (status, context, list -s, list, create, delete, completion)
 alternately with a git baseline and reports the median of the per-pair ratios against
@@ -82,7 +86,10 @@ each case's budget (completion: the median time, at most 20 ms with 1,000 worksp
   --scaling  also time status and list at growing sizes
   --gw PATH  time this gw instead of building the release one
   --only C   only the cases named (comma-separated: status, context, list-s, list,
-             completion, create, delete, migrate, big-status, big-context, big-create)";
+             completion, create, delete, migrate, big-status, big-context, big-create,
+             copy)
+  --fixtures DIR  generate the fixtures in DIR instead of target/bench-fixtures (another
+             file system: the copy case measures copy-on-write clones on btrfs or XFS)";
 
 impl Case {
     fn within(&self) -> bool {
@@ -146,6 +153,9 @@ pub fn check_args(args: &[String]) -> Result<(), String> {
             "--only" => {
                 it.next().ok_or("--only needs case names")?;
             }
+            "--fixtures" => {
+                it.next().ok_or("--fixtures needs a directory")?;
+            }
             other => return Err(format!("unknown argument `{other}`\n\n{USAGE}")),
         }
     }
@@ -186,7 +196,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
             util::build_release(&root, "gw")?
         }
     };
-    let cache = util::target_dir(&root)?.join("bench-fixtures");
+    let cache = match args.iter().position(|a| a == "--fixtures") {
+        Some(i) => PathBuf::from(args.get(i + 1).ok_or("--fixtures needs a directory")?),
+        None => util::target_dir(&root)?.join("bench-fixtures"),
+    };
     let started = Instant::now();
 
     let loadavg_start = loadavg();
@@ -238,6 +251,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if wanted("delete") {
         util::step("delete");
         cases.push(fx.delete_case(scale)?);
+    }
+    if wanted("copy") {
+        util::step("create --copy, a cache of many files");
+        cases.push(Fixture::prepare_warm(&cache, &gw, scale)?.copy_case(scale)?);
     }
     if wanted("migrate") {
         util::step("cargo build --release -p migrate");
@@ -464,6 +481,53 @@ impl Fixture {
                 Ok(())
             },
         )
+    }
+
+    /// Generates (once) one repository `warm` of 200 files whose `.grove.toml` names
+    /// `copy = ["node_modules"]`, and in its checkout an ignored `node_modules` of
+    /// `s.copy_files` files as npm lays one out: packages of 40 files (a `package.json`, a
+    /// `lib/` and a `lib/internal/`, sizes from a few bytes to 8 KiB), each with a link in
+    /// `.bin`.
+    fn prepare_warm(cache: &Path, gw: &Path, s: Scale) -> Result<Fixture, String> {
+        let dir = cache.join(format!("v1-warm-{}", s.copy_files));
+        let fx = Fixture::generate(dir.clone(), gw, &["warm".to_string()], |seed| {
+            for i in 0..200 {
+                let sub = seed.join(format!("src/d{}", i % 10));
+                std::fs::create_dir_all(&sub).map_err(|e| e.to_string())?;
+                std::fs::write(sub.join(format!("f{i}.js")), format!("// {i}\n"))
+                    .map_err(|e| e.to_string())?;
+            }
+            std::fs::write(seed.join(".grove.toml"), "copy = [\"node_modules\"]\n")
+                .map_err(|e| e.to_string())
+        })?;
+        let modules = dir.join("repos/warm/node_modules");
+        if !dir.join("modules-ready").exists() {
+            let _ = std::fs::remove_dir_all(&modules);
+            let bin = modules.join(".bin");
+            std::fs::create_dir_all(&bin).map_err(|e| e.to_string())?;
+            let filler = "x".repeat(8192);
+            for i in 0..s.copy_files {
+                let pkg = modules.join(format!("pkg{:05}", i / 40));
+                let file = match i % 40 {
+                    0 => {
+                        std::fs::create_dir_all(pkg.join("lib/internal"))
+                            .map_err(|e| e.to_string())?;
+                        std::os::unix::fs::symlink(
+                            format!("../pkg{:05}/lib/m0.js", i / 40),
+                            bin.join(format!("pkg{:05}", i / 40)),
+                        )
+                        .map_err(|e| e.to_string())?;
+                        pkg.join("package.json")
+                    }
+                    k if k < 25 => pkg.join(format!("lib/m{k}.js")),
+                    k => pkg.join(format!("lib/internal/m{k}.js")),
+                };
+                let size = (i * 7919) % 8192;
+                std::fs::write(&file, &filler[..size]).map_err(|e| e.to_string())?;
+            }
+            std::fs::write(dir.join("modules-ready"), "").map_err(|e| e.to_string())?;
+        }
+        Ok(fx)
     }
 
     /// Generates (once, marked by a `ready` file) under `dir`: a seed repository that
@@ -901,6 +965,87 @@ impl Fixture {
             name,
             baseline: "sequential git worktree add --no-track -b over the same repos",
             budget,
+            limit_ms: None,
+            m,
+            peak_rss_kib: peak,
+        })
+    }
+
+    /// `gw create --copy` of the warm repository (its worktree, and its cache copied into
+    /// it) against the shell a person writes for the same: `git worktree add`, then `cp -a`
+    /// of the cache, on the same file system.
+    fn copy_case(&self, s: Scale) -> Result<Case, String> {
+        let home = self.home("copy")?;
+        let source = self.dir.join("repos/warm");
+        let scratch = self.dir.join("scratch-copy");
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
+        let (mut times_a, mut times_b) = (Vec::new(), Vec::new());
+        let mut reflink = None;
+        let mut peak = None;
+        for k in 0..=s.slow_pairs {
+            let name = format!("w-{k}");
+            let _ = self.gw_ok(&home, &["delete", &name, "--force"]);
+            wait_empty(&home.join(".grove/workspaces/.trash"));
+            let args = [
+                "create", &name, "-b", &name, "-r", "warm", "--copy", "--format", "json",
+            ];
+            settle();
+            if k == 0 {
+                // The warm-up: what was copied, and how (and the peak memory).
+                let out = self
+                    .gw_cmd(&home, &args)
+                    .stdout(Stdio::piped())
+                    .output()
+                    .map_err(|e| e.to_string())?;
+                let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+                    .map_err(|e| format!("gw create --copy: {e}"))?;
+                let copied = &v["result"]["copied"][0];
+                if copied["files"].as_u64() != Some(s.copy_files as u64) {
+                    return Err(format!("gw create --copy copied {copied}"));
+                }
+                reflink = copied["reflink"].as_bool();
+                self.gw_ok(&home, &["delete", &name, "--force"])?;
+                wait_empty(&home.join(".grove/workspaces/.trash"));
+                peak = peak_rss(&mut self.gw_cmd(&home, &args), &home);
+            } else {
+                times_a.push(time(&mut self.gw_cmd(&home, &args))?);
+            }
+            self.gw_ok(&home, &["delete", &name, "--force"])?;
+            wait_empty(&home.join(".grove/workspaces/.trash"));
+            let wt = scratch.join(format!("cb-{k}"));
+            let script = format!(
+                "git -C {src} worktree add -q --no-track -b cb-{k} {wt} origin/main && cp -a {src}/node_modules {wt}/node_modules",
+                src = q(&source),
+                wt = q(&wt),
+            );
+            let mut base = Command::new("sh");
+            git_env(&mut base, &home);
+            base.arg("-c").arg(&script);
+            settle();
+            let tb = time(&mut base)?;
+            sh(
+                &home,
+                &home,
+                &format!(
+                    "rm -rf {wt} && git -C {src} worktree prune && git -C {src} branch -q -D cb-{k}",
+                    src = q(&source),
+                    wt = q(&wt)
+                ),
+            )?;
+            if k > 0 {
+                times_b.push(tb);
+            }
+        }
+        let m = summarise(&times_a, &times_b);
+        Ok(Case {
+            name: if reflink == Some(true) {
+                "gw create --copy, a cache of many files (copy-on-write clones)"
+            } else {
+                "gw create --copy, a cache of many files (plain copy, in parallel)"
+            },
+            baseline: "git worktree add + cp -a of the cache, same file system",
+            budget: 0.8,
             limit_ms: None,
             m,
             peak_rss_kib: peak,

@@ -392,3 +392,87 @@ fn delete_killed_at_random_moments_is_recovered() {
         }
     }
 }
+
+/// `gw create --copy` killed (SIGKILL) while it copies a 20,000-file `node_modules` into
+/// the new worktree: the journal names the copy, commands on the workspace say
+/// `RECOVERY_PENDING`, and `gw doctor --fix` rolls it all back — no partial copy, no
+/// worktree, no branch, no workspace directory — leaving the source's caches as they were.
+#[test]
+fn create_killed_while_copying_leaves_no_partial_copy_after_doctor_fix() {
+    use crate::warm::{MODULES, entries, warm_world};
+    let env = warm_world();
+    let api = env.repos.join("api");
+    let source = (
+        entries(&api.join("node_modules")),
+        entries(&api.join("target")),
+    );
+    let args: Vec<String> = [
+        "create", "feat", "-b", "feat", "-r", "api", "--copy", "--format", "json",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    let child = spawn(&env, &args, None);
+    let dest = env.ws("feat").join("api/node_modules");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !dest.exists() {
+        assert!(Instant::now() < deadline, "the copy never began");
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let (end, _) = finish(child, Some(Duration::ZERO));
+    assert_eq!(end, End::Killed);
+    let partial = walk_files(&dest);
+    eprintln!("killed with {partial} of {MODULES} files copied");
+    assert!(partial < MODULES, "killed before the copy was done");
+    let doctor = env.gw(&["doctor", "--format", "json"]).success().result();
+    assert!(
+        doctor
+            .to_string()
+            .contains("copy node_modules, target of api into")
+            && doctor.to_string().contains("(intended)"),
+        "the interrupted copy is reported: {doctor:#}"
+    );
+    let probe: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = env.gw_retrying(&probe).code(5);
+    assert_eq!(run.error_code(), "RECOVERY_PENDING", "{run}");
+
+    let fixed = env.gw_retrying(&["doctor", "--fix", "--format", "json"]);
+    assert_eq!(fixed.status, 0, "{fixed}");
+    assert_eq!(fixed.result()["failed"], 0, "{fixed}");
+    assert!(journals(&env).is_empty(), "a journal is left");
+    assert!(!env.ws("feat").exists(), "nothing of the copy is left");
+    assert!(!env.has_branch(&api, "feat"));
+    env.assert_git_agrees_with_state();
+    assert_eq!(
+        env.gw(&["doctor", "--format", "json"]).success().result()["healthy"],
+        true
+    );
+    assert!(
+        source
+            == (
+                entries(&api.join("node_modules")),
+                entries(&api.join("target"))
+            ),
+        "the source's caches changed"
+    );
+    // And the same create then succeeds, whole.
+    let done = env.gw(&probe).success().result();
+    assert_eq!(done["copied"][0]["files"], MODULES + 2);
+}
+
+/// The regular files under `dir`.
+fn walk_files(dir: &std::path::Path) -> usize {
+    let mut n = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let ft = e.file_type().unwrap();
+            if ft.is_dir() {
+                stack.push(e.path());
+            } else if ft.is_file() {
+                n += 1;
+            }
+        }
+    }
+    n
+}

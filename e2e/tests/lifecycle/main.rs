@@ -51,6 +51,7 @@ mod trash_hostile;
 mod trust;
 mod upgrade;
 mod ux;
+mod warm;
 
 /// Every file in this directory is declared above, so none is silently skipped.
 #[test]
