@@ -96,6 +96,9 @@ const UNKNOWN: u8 = 0;
 const YES: u8 = 1;
 const NO: u8 = 2;
 
+/// An entry's directory open on each side (the destination's when copying), and its name.
+type Opened = (Arc<OwnedFd>, Option<Arc<OwnedFd>>, CString);
+
 /// One directory to copy: its name in a parent already open on each side.
 struct Job {
     from_parent: Arc<OwnedFd>,
@@ -207,7 +210,7 @@ impl<'a> Run<'a> {
         from_root: &Arc<OwnedFd>,
         to_root: Option<&Arc<OwnedFd>>,
         rel: &Path,
-    ) -> Result<(Arc<OwnedFd>, Option<Arc<OwnedFd>>, CString), Error> {
+    ) -> Result<Opened, Error> {
         let mut from = from_root.clone();
         let mut to = to_root.cloned();
         let parts: Vec<&OsStr> = rel.iter().collect();
@@ -406,7 +409,7 @@ impl<'a> Run<'a> {
         };
         let files = self.files.fetch_add(1, Ordering::Relaxed) + 1;
         self.bytes.fetch_add(size, Ordering::Relaxed);
-        if files % 256 == 0 {
+        if files.is_multiple_of(256) {
             self.stopped(rel)?;
             (self.opts.progress)(&self.tally());
         }
@@ -567,6 +570,7 @@ fn times(st: &rustix::fs::Stat) -> Timestamps {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)]
 mod tests {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
@@ -641,7 +645,7 @@ mod tests {
         std::os::unix::fs::symlink("/etc/passwd", nm.join(".bin/outside")).unwrap();
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &nm.join("fifo"),
+            nm.join("fifo"),
             FileType::Fifo,
             Mode::from_raw_mode(0o644),
             0,

@@ -204,6 +204,7 @@ fn names_in(root: &Path, dir: &Path, part: &str) -> Result<Vec<OsString>, Error>
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)]
 mod tests {
     use super::*;
 

@@ -13,7 +13,7 @@ use crate::ops::{Ctx, add_repo, create, delete, prune, remove_repo, rename, rese
 
 /// What applying a plan produced: the report of the command it ran.
 pub enum Applied {
-    Create(create::CreateReport),
+    Create(Box<create::CreateReport>),
     Delete(delete::DeleteReport),
     AddRepo(add_repo::AddRepoReport),
     RemoveRepo(remove_repo::RemoveRepoReport),
@@ -54,7 +54,7 @@ pub fn apply(ctx: &Ctx<'_>, doc: &PlanDoc) -> Result<Applied> {
         PlanKind::Create => {
             let mut o: create::CreateOptions = inputs(doc)?;
             o.expect = expect;
-            Applied::Create(create::create(ctx, o).map_err(no_longer_applies)?)
+            Applied::Create(Box::new(create::create(ctx, o).map_err(no_longer_applies)?))
         }
         PlanKind::Delete => {
             let mut o: delete::DeleteOptions = inputs(doc)?;

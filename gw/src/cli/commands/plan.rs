@@ -126,7 +126,7 @@ pub fn apply(ctx: &Ctx<'_>, a: ApplyArgs) -> CmdResult {
     };
     let doc = ops::apply::read(source)?;
     Ok(match ops::apply::apply(ctx, &doc)? {
-        Applied::Create(r) => Out::new(r),
+        Applied::Create(r) => Out::new(*r),
         Applied::Delete(r) => Out::new(r),
         Applied::AddRepo(r) => Out::new(r),
         Applied::RemoveRepo(r) => Out::new(r),
