@@ -15,16 +15,11 @@ pub const MODULES: usize = 20_000;
 /// executable, some read-only, a `.bin` of links) and an ignored `target/` (a read-only
 /// directory among them), and a `.grove.toml` naming them, committed and pushed.
 pub fn warm_world() -> TestEnv {
-    let env = TestEnv::with_repos(&["api", "web"]);
-    let api = env.repos.join("api");
-    env.commit(&api, ".gitignore", "node_modules/\n/target\n", "ignore");
-    env.commit(
-        &api,
-        ".grove.toml",
+    let (env, api) = copying(
+        &["api", "web"],
+        "node_modules/\n/target\n",
         "copy = [\"node_modules\", \"target\"]\n",
-        "copy the caches",
     );
-    env.git(&api, &["push", "-q", "origin", "main"]);
     fill_modules(&api.join("node_modules"), MODULES);
     let target = api.join("target/debug");
     std::fs::create_dir_all(target.join("deps")).unwrap();
@@ -33,6 +28,17 @@ pub fn warm_world() -> TestEnv {
     std::fs::write(target.join("deps/libx.rlib"), vec![7u8; 100_000]).unwrap();
     set_mode(&target.join("deps"), 0o555);
     env
+}
+
+/// Repositories `repos`, the first of which (returned) gets `ignore` as its `.gitignore`
+/// and `grove_toml` as its `.grove.toml`, committed and pushed.
+fn copying(repos: &[&str], ignore: &str, grove_toml: &str) -> (TestEnv, PathBuf) {
+    let env = TestEnv::with_repos(repos);
+    let first = env.repos.join(repos[0]);
+    env.commit(&first, ".gitignore", ignore, "ignore");
+    env.commit(&first, ".grove.toml", grove_toml, "copy");
+    env.git(&first, &["push", "-q", "origin", "main"]);
+    (env, first)
 }
 
 /// `n` files in packages of 50, each with a `lib/`; every seventh executable, every
@@ -191,14 +197,10 @@ fn create_copy_brings_every_cache_file_with_its_bytes_and_mode_as_a_new_file() {
 
 #[test]
 fn a_tracked_path_named_in_copy_is_refused_and_nothing_is_created() {
-    let env = TestEnv::with_repos(&["api"]);
-    let api = env.repos.join("api");
-    env.commit(&api, ".gitignore", "node_modules/\n", "ignore");
-    env.commit(
-        &api,
-        ".grove.toml",
+    let (env, api) = copying(
+        &["api"],
+        "node_modules/\n",
         "copy = [\"node_modules\", \"*.md\"]\n",
-        "copy",
     );
     std::fs::create_dir_all(api.join("node_modules/x")).unwrap();
     std::fs::write(api.join("node_modules/x/i.js"), "1").unwrap();
@@ -269,16 +271,11 @@ fn add_repo_copies_and_the_config_default_copies_without_the_flag() {
 
 #[test]
 fn copies_only_what_the_new_branch_leaves_room_for() {
-    let env = TestEnv::with_repos(&["api"]);
-    let api = env.repos.join("api");
-    env.commit(&api, ".gitignore", "dist/\n.env.local\n", "ignore");
-    env.commit(
-        &api,
-        ".grove.toml",
+    let (env, api) = copying(
+        &["api"],
+        "dist/\n.env.local\n",
         "copy = [\"dist\", \".env.local\"]\n",
-        "copy",
     );
-    env.git(&api, &["push", "-q", "origin", "main"]);
     // A branch whose files include `dist/` (tracked there, force-added).
     env.git(&api, &["switch", "-q", "-c", "old"]);
     std::fs::create_dir_all(api.join("dist")).unwrap();
@@ -312,4 +309,50 @@ fn copies_only_what_the_new_branch_leaves_room_for() {
         std::fs::read_to_string(wt.join(".env.local")).unwrap(),
         "KEY=1\n"
     );
+}
+
+/// Whether the file system under `dir` makes copy-on-write clones, as `cp` finds (GNU's
+/// `--reflink=always`, or macOS's `-c`, which asks for `clonefile`).
+fn clones_here(env: &TestEnv, dir: &Path) -> bool {
+    let probe = dir.join("probe");
+    std::fs::write(&probe, vec![1u8; 65536]).unwrap();
+    let ok = |flag: &str| {
+        env.sh(dir, &format!("cp {flag} probe probe-{}", flag.len()))
+            .status
+            == 0
+    };
+    let gnu = env.sh(dir, "cp --version").status == 0;
+    let cloned = if gnu {
+        ok("--reflink=always")
+    } else {
+        ok("-c")
+    };
+    env.sh(dir, "rm -f probe probe-*");
+    cloned
+}
+
+/// The copy is made of copy-on-write clones exactly when the file system makes them (run
+/// with `TMPDIR` on btrfs or XFS, or on macOS, to see the clones; on ext4 or tmpfs, the
+/// plain copy), and either way the bytes are the source's.
+#[test]
+fn copies_are_clones_exactly_where_the_file_system_makes_them() {
+    let (env, api) = copying(&["api"], "cache/\n", "copy = \"cache\"\n");
+    std::fs::create_dir_all(api.join("cache")).unwrap();
+    let big: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(api.join("cache/blob"), &big).unwrap();
+    std::fs::write(api.join("cache/empty"), "").unwrap();
+    let expected = clones_here(&env, &env.root);
+    let result = env
+        .gw(&[
+            "create", "w", "-b", "w", "-r", "api", "--copy", "--format", "json",
+        ])
+        .success()
+        .result();
+    assert_eq!(result["copied"][0]["reflink"], expected, "{result:#}");
+    assert_eq!(result["copied"][0]["bytes"], 3_000_000);
+    let copy = env.ws("w").join("api/cache/blob");
+    assert_eq!(std::fs::read(&copy).unwrap(), big);
+    std::fs::write(&copy, "changed").unwrap();
+    assert_eq!(std::fs::read(api.join("cache/blob")).unwrap(), big);
+    eprintln!("copy-on-write clones here: {expected}");
 }
