@@ -985,7 +985,7 @@ impl Fixture {
         let mut peak = None;
         for k in 0..=s.slow_pairs {
             let name = format!("w-{k}");
-            let _ = self.gw_ok(&home, &["delete", &name, "--force"]);
+            let _ = self.gw_ok(&home, &["delete", &name, "--force", "--purge"]);
             wait_empty(&home.join(".grove/workspaces/.trash"));
             let args = [
                 "create", &name, "-b", &name, "-r", "warm", "--copy", "--format", "json",
@@ -1005,13 +1005,13 @@ impl Fixture {
                     return Err(format!("gw create --copy copied {copied}"));
                 }
                 reflink = copied["reflink"].as_bool();
-                self.gw_ok(&home, &["delete", &name, "--force"])?;
+                self.gw_ok(&home, &["delete", &name, "--force", "--purge"])?;
                 wait_empty(&home.join(".grove/workspaces/.trash"));
                 peak = peak_rss(&mut self.gw_cmd(&home, &args), &home);
             } else {
                 times_a.push(time(&mut self.gw_cmd(&home, &args))?);
             }
-            self.gw_ok(&home, &["delete", &name, "--force"])?;
+            self.gw_ok(&home, &["delete", &name, "--force", "--purge"])?;
             wait_empty(&home.join(".grove/workspaces/.trash"));
             let wt = scratch.join(format!("cb-{k}"));
             let script = format!(
