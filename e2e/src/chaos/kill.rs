@@ -1,4 +1,5 @@
-//! The kill suite: `gw create` (of every repository), `add-repo`, `delete`, `sync` (with
+//! The kill suite: `gw create --copy` (of every repository, each copying its checkout's
+//! `node_modules`), `add-repo --copy`, `delete`, `sync` (with
 //! upstream commits to rebase onto), `rename` and `restore` (of a deleted workspace from the
 //! trash) are interrupted — SIGKILL to gw alone,
 //! SIGKILL to its process group, SIGINT to its process group (what Ctrl-C does) — at a
@@ -9,7 +10,8 @@
 //! nothing: git agrees with state, nothing leaked, nothing left in progress, and the
 //! pre-existing work byte for byte intact.
 //!
-//! The world: `repos` repositories of `files` files each; workspace `other` (r0, r1) with a
+//! The world: `repos` repositories of `files` files each (and an ignored `node_modules` of
+//! half as many in each checkout, which `--copy` copies); workspace `other` (r0, r1) with a
 //! dirty tracked file, an untracked file and an unpushed commit; workspace `feat` (r0..r3)
 //! with an unpushed commit in each repository, whose origins have moved on (so `sync`
 //! rebases); in the source checkouts a dirty tracked file (r2), an untracked file (r3) and
@@ -70,8 +72,16 @@ impl Op {
                 NEW.into(),
                 "-r".into(),
                 all.join(","),
+                // Each worktree is copied its checkout's `node_modules` (`big_repo`).
+                "--copy".into(),
             ],
-            Op::AddRepo => vec!["add-repo".into(), FEAT.into(), "-r".into(), added.join(",")],
+            Op::AddRepo => vec![
+                "add-repo".into(),
+                FEAT.into(),
+                "-r".into(),
+                added.join(","),
+                "--copy".into(),
+            ],
             Op::Delete => vec!["delete".into(), FEAT.into()],
             Op::Sync => vec!["sync".into(), FEAT.into()],
             Op::Rename => vec!["rename".into(), FEAT.into(), "--to".into(), RENAMED.into()],

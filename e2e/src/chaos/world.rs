@@ -123,13 +123,16 @@ fn copy(from: &Path, to: &Path) {
 }
 
 /// `repos/<name>` with `files` files (in directories of 100) committed on `main` and pushed
-/// to a new bare `origins/<name>.git`.
+/// to a new bare `origins/<name>.git`; in its checkout an ignored `node_modules` of half as
+/// many files (and a link), which its `.grove.toml` asks `gw create --copy` to copy.
 pub(crate) fn big_repo(env: &TestEnv, name: &str, files: usize) -> PathBuf {
     env.origin(name);
     let path = env.repos.join(name);
     std::fs::create_dir_all(&path).unwrap();
     env.git(&path, &["init", "-q", "-b", "main"]);
     std::fs::write(path.join("README.md"), format!("# {name}\n")).unwrap();
+    std::fs::write(path.join(".gitignore"), "node_modules/\n").unwrap();
+    std::fs::write(path.join(".grove.toml"), "copy = [\"node_modules\"]\n").unwrap();
     for i in 0..files {
         let dir = path.join(format!("src/d{:03}", i / 100));
         if i % 100 == 0 {
@@ -149,5 +152,18 @@ pub(crate) fn big_repo(env: &TestEnv, name: &str, files: usize) -> PathBuf {
     env.git(&path, &["remote", "add", "origin", &env.url(name)]);
     env.git(&path, &["push", "-q", "-u", "origin", "main"]);
     env.git(&path, &["remote", "set-head", "origin", "main"]);
+    let modules = path.join("node_modules");
+    for i in 0..files.div_ceil(2) {
+        let dir = modules.join(format!("pkg{:03}", i / 50));
+        if i % 50 == 0 {
+            std::fs::create_dir_all(&dir).unwrap();
+        }
+        std::fs::write(
+            dir.join(format!("m{i}.js")),
+            format!("module.exports = {i};\n"),
+        )
+        .unwrap();
+    }
+    std::os::unix::fs::symlink("pkg000/m0.js", modules.join("main.js")).unwrap();
     path
 }
