@@ -331,6 +331,48 @@ fn every_step_of_create_fails_cleanly() {
     );
 }
 
+/// `gw create --copy`: the copies are steps of the transaction too; a fault at any step, the
+/// copies' included, leaves no copy (nor anything else) behind.
+#[test]
+fn every_step_of_create_copy_fails_cleanly() {
+    let covered = every_fault(
+        |w| {
+            for r in ["api", "svc"] {
+                let repo = w.env.repos.join(r);
+                std::fs::write(
+                    repo.join(".grove.toml"),
+                    "copy = [\"cache\", \".env.local\"]\n",
+                )
+                .unwrap();
+                std::fs::write(repo.join(".git/info/exclude"), "cache/\n").unwrap();
+                std::fs::create_dir_all(repo.join("cache/deep")).unwrap();
+                std::fs::write(repo.join("cache/deep/built.o"), "object\n").unwrap();
+                std::fs::write(repo.join(".env.local"), "KEY=1\n").unwrap();
+            }
+        },
+        |ctx| {
+            let mut o = opts("feat", &["api", "web", "svc"]);
+            o.copy = Some(true);
+            ops::create::create(ctx, o).map(|_| ())
+        },
+        |w| {
+            for r in ["api", "svc"] {
+                let wt = w.env.workspace_dir().join("feat").join(r);
+                assert!(
+                    wt.join("cache/deep/built.o").is_file(),
+                    "{r}'s cache is copied"
+                );
+                assert!(wt.join(".env.local").is_file());
+            }
+        },
+    );
+    eprintln!("create --copy: {covered} faults");
+    assert!(
+        covered >= 14,
+        "create --copy has at least seven steps to fail, before and after ({covered})"
+    );
+}
+
 #[test]
 fn every_step_of_delete_fails_cleanly_or_is_completed_by_recovery() {
     let web_tip = std::sync::OnceLock::new();
