@@ -643,14 +643,11 @@ mod tests {
         std::fs::create_dir_all(nm.join(".bin")).unwrap();
         std::os::unix::fs::symlink("../a/bin/run", nm.join(".bin/run")).unwrap();
         std::os::unix::fs::symlink("/etc/passwd", nm.join(".bin/outside")).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            nm.join("fifo"),
-            FileType::Fifo,
-            Mode::from_raw_mode(0o644),
-            0,
-        )
-        .unwrap();
+        // POSIX's `mkfifo`: rustix has no `mknodat` on Apple's systems.
+        crate::proc::Cmd::new("mkfifo", &nm)
+            .arg("fifo")
+            .check()
+            .unwrap();
         std::fs::set_permissions(nm.join("b"), std::fs::Permissions::from_mode(0o555)).unwrap();
         write(&src.join(".env.local"), "KEY=1\n", 0o640);
         write(&src.join("pkg/x/dist/out.js"), "out", 0o644);
