@@ -130,7 +130,11 @@ pub(super) fn erase(ctx: &Ctx<'_>, target: &Target) -> Result<Done> {
             if !fsx::exists(path) {
                 return Ok(Done::Absent);
             }
-            fsx::remove_dir_all(path)?;
+            // A tree with a read-only directory in it (a Go module cache) stops the plain
+            // removal half way; then the permissions are given back and it goes again.
+            if fsx::remove_dir_all(path).is_err() {
+                fsx::remove_entry(path)?;
+            }
         }
         Target::TrackedChanges { path } => {
             territory.check(path, "discard the changes of")?;
