@@ -118,6 +118,15 @@ impl Repo {
         })
     }
 
+    /// The tree the index file at `path` (a worktree's, kept elsewhere) would be written as,
+    /// hashed in process without writing anything; `None` when it cannot be read or holds
+    /// what a tree cannot (a conflict, an intent-to-add file).
+    pub fn tree_of_index_file(&self, path: &std::path::Path) -> Option<String> {
+        let index =
+            gix::index::File::at(path, self.repo.object_hash(), true, Default::default()).ok()?;
+        index_tree(&index).map(|id| id.to_string())
+    }
+
     /// The index, read without verifying its checksum (git does not either, outside
     /// `git fsck`: hashing a large index costs more than reading it); a missing index is an
     /// empty one.

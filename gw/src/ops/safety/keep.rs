@@ -67,9 +67,12 @@ pub fn registration_kept(ctx: &Ctx<'_>, source: &Path, path: &Path, keep: &Path)
     registration(ctx, source, path)
 }
 
-/// Makes the references that keep a kept registration's HEAD commit and index tree
-/// (`refs/grove/trash/<id>/head/<i>`, `…/index/<i>`; the entry and `i` are where `keep`
-/// is). An index git cannot write as a tree (a conflict in it) is not kept as one.
+/// Makes the references that keep what only a kept registration held reachable: its HEAD
+/// — the branch's tip under `refs/grove/trash/<id>/<i>` when HEAD is on a branch (the tip a
+/// deleted branch's deletion then finds kept already, and a kept branch's, should someone
+/// delete it later), `…/head/<i>` when it is detached — and, when it holds something
+/// HEAD's tree does not (staged content), its index as a tree under `…/index/<i>` (the entry
+/// and `i` are where `keep` is). An index that holds a conflict is not kept as a tree.
 fn pin(source: &Path, keep: &Path) -> Result<()> {
     let (Some(i), Some(id)) = (
         keep.file_name()
@@ -82,20 +85,37 @@ fn pin(source: &Path, keep: &Path) -> Result<()> {
         return Ok(());
     };
     let repo = git::Repo::open(source)?;
-    let head = fsx::read_optional(&keep.join("HEAD"))?.and_then(|h| {
-        let h = h.trim();
-        match h.strip_prefix("ref:") {
-            Some(name) => repo.reference(name.trim()),
-            None => Some(h.to_string()),
-        }
-    });
-    let index = fsx::exists(&keep.join("index"))
-        .then(|| git::write_tree(source, &keep.join("index")).ok())
-        .flatten();
-    for (name, oid) in [
-        (trash::pin_ref(&id, "head", i), head),
-        (trash::pin_ref(&id, "index", i), index),
-    ] {
+    // The workspace's branch for this repository, as the entry's record says.
+    let entry = keep.parent().and_then(Path::parent).unwrap_or(keep);
+    let branch = trash::Record::read(&trash::Layout::of(entry).record())
+        .ok()
+        .flatten()
+        .and_then(|r| r.repos.get(i).map(|k| format!("refs/heads/{}", k.branch)));
+    let (head, head_ref) = match fsx::read_optional(&keep.join("HEAD"))? {
+        Some(h) => match h.trim().strip_prefix("ref:").map(str::trim) {
+            Some(name) if Some(name) == branch.as_deref() => {
+                (repo.reference(name), trash::kept_ref(&id, i))
+            }
+            Some(name) => (repo.reference(name), trash::pin_ref(&id, "head", i)),
+            None => (Some(h.trim().to_string()), trash::pin_ref(&id, "head", i)),
+        },
+        None => (None, String::new()),
+    };
+    // Done again (recovery), the branch may be deleted by now: its tip is the one kept.
+    let head = head.or_else(|| repo.reference(&head_ref));
+    let head_tree = head
+        .as_deref()
+        .and_then(|h| repo.rev(&format!("{h}^{{tree}}")));
+    let index_file = keep.join("index");
+    // Hashed in process first: only an index that differs from HEAD's tree is written.
+    let index = (fsx::exists(&index_file)
+        && repo
+            .tree_of_index_file(&index_file)
+            .is_none_or(|t| Some(t) != head_tree))
+    .then(|| git::write_tree(source, &index_file).ok())
+    .flatten()
+    .filter(|t| Some(t) != head_tree.as_ref());
+    for (name, oid) in [(head_ref, head), (trash::pin_ref(&id, "index", i), index)] {
         let Some(oid) = oid else { continue };
         match repo.reference(&name) {
             None => git::ref_create(source, &name, &oid)?,
