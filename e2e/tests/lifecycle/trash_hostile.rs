@@ -302,3 +302,32 @@ fn a_kept_branch_deleted_since_comes_back_from_the_kept_tip() {
         tip
     );
 }
+
+/// A branch setting written without a value (true to git) comes back true, not empty
+/// (which git reads as false).
+#[test]
+fn a_valueless_branch_setting_comes_back_true() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("feat", "feat/x", "api");
+    let api = env.repos.join("api");
+    let config = api.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("[branch \"feat/x\"]\n\tflag\n\tdescription = d\n");
+    std::fs::write(&config, text).unwrap();
+    let read = |env: &TestEnv| {
+        env.git_run(&api, &["config", "--type=bool", "branch.feat/x.flag"])
+            .stdout
+            .trim()
+            .to_string()
+    };
+    assert_eq!(read(&env), "true");
+    env.gw(&["delete", "feat"]).success();
+    assert_eq!(
+        read(&env),
+        "",
+        "git branch -D took the setting with the branch"
+    );
+    env.gw(&["restore", "feat"]).success();
+    assert_eq!(read(&env), "true");
+    assert_eq!(env.git(&api, &["config", "branch.feat/x.description"]), "d");
+}

@@ -47,6 +47,11 @@ impl Repo {
                 }
             }
             for n in names {
+                // A key without `=` is true to git; written back, it must stay true.
+                if s.value_implicit(&n) == Some(None) && s.values(&n).iter().all(|v| v.is_empty()) {
+                    out.push((n, "true".into()));
+                    continue;
+                }
                 for v in s.values(&n) {
                     out.push((n.clone(), v.to_string()));
                 }
