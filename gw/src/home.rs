@@ -86,8 +86,16 @@ impl GroveHome {
     }
 
     /// The lock held for a whole mutation of the workspace `name` (made file-name safe).
+    /// A name that had to be changed or cut to fit gets its digest as well: two names must
+    /// never share a lock (a restore `--as` a name alike its own would wait on itself).
     pub fn workspace_lock(&self, name: &str) -> PathBuf {
-        self.locks().join(format!("ws-{}.lock", lock_name(name)))
+        let safe = lock_name(name);
+        if safe == name {
+            return self.locks().join(format!("ws-{safe}.lock"));
+        }
+        let digest = crate::fsx::sha256_hex(name.as_bytes());
+        self.locks()
+            .join(format!("ws-{safe}~{}.lock", &digest[..16]))
     }
 
     /// The lock held around git commands that write a source repository's config or
@@ -148,4 +156,32 @@ fn lock_name(s: &str) -> String {
         })
         .take(80)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GroveHome;
+
+    #[test]
+    fn no_two_workspace_names_share_a_lock() {
+        let home = GroveHome::new("/g");
+        let long = "n".repeat(250);
+        let names = [
+            "api".to_string(),
+            "a b".to_string(),
+            "a-b".to_string(),
+            "a~b".to_string(),
+            long.clone(),
+            format!("{long}-restored"),
+            format!("{}-restored", &long[..80]),
+        ];
+        let locks: std::collections::BTreeSet<_> =
+            names.iter().map(|n| home.workspace_lock(n)).collect();
+        assert_eq!(locks.len(), names.len(), "{locks:#?}");
+        assert_eq!(home.workspace_lock("api"), home.workspace_lock("api"));
+        assert!(home.workspace_lock("api").ends_with("locks/ws-api.lock"));
+        for l in &locks {
+            assert!(l.file_name().unwrap().len() <= 120, "{l:?}");
+        }
+    }
 }
