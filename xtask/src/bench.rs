@@ -1111,7 +1111,7 @@ impl Fixture {
             // The delete keeps the workspace in the trash, and a detached `gw trash tidy`
             // measures it; once it has, the trash is emptied (untimed) for the next pair.
             wait_measured(&home.join(".grove/workspaces/.trash"));
-            self.gw_ok(&home, &["trash", "empty"])?;
+            self.gw_ok(&home, &["trash", "empty", "--yes"])?;
             wait_empty(&home.join(".grove/workspaces/.trash"));
             let copy = scratch.join(format!("rm-{k}"));
             sh(

@@ -511,7 +511,7 @@ fn retention_purges_on_the_next_mutating_command() {
     let left = trash(&env);
     assert_eq!(left.len(), 1, "over a one-byte cap the older goes");
     assert_eq!(left[0]["name"], "c", "the newest stays whatever its size");
-    env.gw(&["trash", "empty"]).success();
+    env.gw(&["trash", "empty", "--yes"]).success();
 
     // keep = "0": delete erases at once, as --purge does.
     let text = std::fs::read_to_string(env.config_path()).unwrap();
@@ -566,10 +566,20 @@ fn trash_empty_erases_and_doctor_reports_without_purging() {
     assert_eq!(trash(&env).len(), 1, "doctor --fix never purges the trash");
 
     let emptied = env
-        .gw(&["trash", "empty", "--older-than", "1d", "--format", "json"])
+        .gw(&[
+            "trash",
+            "empty",
+            "--yes",
+            "--older-than",
+            "1d",
+            "--format",
+            "json",
+        ])
         .success();
     assert_eq!(emptied.result()["count"], 0, "not a day old yet");
-    let emptied = env.gw(&["trash", "empty", "--format", "json"]).success();
+    let emptied = env
+        .gw(&["trash", "empty", "--yes", "--format", "json"])
+        .success();
     assert_eq!(emptied.result()["count"], 1);
     assert!(trash(&env).is_empty());
     assert_eq!(env.git(&api, &["for-each-ref", "refs/grove/"]), "");

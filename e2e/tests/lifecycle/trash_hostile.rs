@@ -232,7 +232,7 @@ fn a_purge_acts_only_in_repositories_grove_knows() {
         v["repos"][0]["tip"] = oid.clone().into();
         v["workspace"]["repos"][0]["source_repo"] = s(&stranger).into();
     });
-    env.gw(&["trash", "empty"]).success();
+    env.gw(&["trash", "empty", "--yes"]).success();
     assert_eq!(env.git(&stranger, &["rev-parse", &kept]), oid, "left alone");
 }
 
@@ -330,4 +330,311 @@ fn a_valueless_branch_setting_comes_back_true() {
     env.gw(&["restore", "feat"]).success();
     assert_eq!(read(&env), "true");
     assert_eq!(env.git(&api, &["config", "branch.feat/x.description"]), "d");
+}
+
+// ---- round two ----
+
+/// A symbolic link inside `workspace/`, named like a worktree, is refused: a restore never
+/// takes over what it points at.
+#[test]
+fn a_symlink_named_like_a_worktree_is_refused() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("ws", "feat/x", "api");
+    env.gw(&["delete", "ws"]).success();
+    env.settle_trash();
+    env.create("victim", "feat/v", "api");
+    let victim = env.ws("victim").join("api");
+    std::fs::write(victim.join("s.txt"), "s\n").unwrap();
+    env.git(&victim, &["add", "s.txt"]);
+    let e = entry(&env);
+    std::fs::remove_dir_all(e.join("workspace/api")).unwrap();
+    std::os::unix::fs::symlink(&victim, e.join("workspace/api")).unwrap();
+    let before = env.snapshot();
+    let link = std::fs::read(victim.join(".git")).unwrap();
+    let run = env.gw(&["restore", "ws", "--format", "json"]).failure();
+    assert_eq!(run.error_code(), "CORRUPT_STATE", "{run}");
+    env.assert_unchanged(&before);
+    assert_eq!(std::fs::read(victim.join(".git")).unwrap(), link);
+    assert!(
+        env.git(&victim, &["status", "--porcelain"])
+            .contains("A  s.txt")
+    );
+}
+
+/// A kept registration whose `commondir` names another repository is refused.
+#[test]
+fn a_kept_registration_of_another_repository_is_refused() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    env.create("ws", "feat/x", "api");
+    env.gw(&["delete", "ws"]).success();
+    env.settle_trash();
+    let e = entry(&env);
+    let web_git = env.repos.join("web/.git");
+    std::fs::write(
+        e.join("git/0/commondir"),
+        format!("{}\n", web_git.display()),
+    )
+    .unwrap();
+    let run = env.gw(&["restore", "ws", "--format", "json"]).failure();
+    assert_eq!(run.error_code(), "CORRUPT_STATE", "{run}");
+    assert!(!env.ws("ws").exists());
+}
+
+/// A workspace whose submodules name its path comes back only where it was.
+#[test]
+fn a_workspace_with_submodules_comes_back_only_under_its_name() {
+    let env = TestEnv::with_repos(&["web", "lib"]);
+    let web = env.repos.join("web");
+    env.add_submodule(&web, &env.url("lib"), "lib");
+    env.create("sm", "f/sm", "web");
+    let wt = env.ws("sm").join("web");
+    env.git(&wt, &["submodule", "update", "--init", "-q"]);
+    std::fs::write(wt.join("lib/wip"), "wip\n").unwrap();
+    env.gw(&["delete", "sm", "--force"]).success();
+    env.settle_trash();
+    let run = env
+        .gw(&["restore", "sm", "--as", "sm2", "--format", "json"])
+        .code(2);
+    assert_eq!(run.error_code(), "USAGE", "{run}");
+    assert!(!env.ws("sm2").exists());
+    env.gw(&["restore", "sm"]).success();
+    assert_eq!(
+        std::fs::read_to_string(wt.join("lib/wip")).unwrap(),
+        "wip\n"
+    );
+    env.git(&wt.join("lib"), &["status", "--porcelain"]);
+}
+
+/// A workspace one of whose worktrees was already gone comes back with the others.
+#[test]
+fn a_workspace_missing_a_worktree_comes_back_with_the_others() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    env.create("ws", "feat/x", "api,web");
+    std::fs::write(env.ws("ws").join("api/work.txt"), "precious\n").unwrap();
+    std::fs::remove_dir_all(env.ws("ws").join("web")).unwrap();
+    env.gw(&["delete", "ws", "--force"]).success();
+    env.settle_trash();
+    let run = env.gw(&["restore", "ws", "--format", "json"]).success();
+    assert!(
+        run.json()["warnings"]
+            .to_string()
+            .contains("already missing"),
+        "{run}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.ws("ws").join("api/work.txt")).unwrap(),
+        "precious\n"
+    );
+}
+
+/// A worktree that was on another branch than the workspace's: that branch checked out
+/// elsewhere is a conflict; deleted since, it is made again from the kept HEAD.
+#[test]
+fn a_worktree_on_another_branch_comes_back_on_it() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("ws", "feat/x", "api");
+    let wt = env.ws("ws").join("api");
+    env.git(&wt, &["checkout", "-q", "-b", "side"]);
+    env.commit(&wt, "s.txt", "s\n", "side work");
+    let tip = env.git(&wt, &["rev-parse", "HEAD"]);
+    env.gw(&["delete", "ws", "--force"]).success();
+    env.settle_trash();
+    let api = env.repos.join("api");
+    env.git(&api, &["checkout", "-q", "side"]);
+    let run = env.gw(&["restore", "ws", "--format", "json"]).code(4);
+    assert_eq!(run.error_code(), "BRANCH_CONFLICT", "{run}");
+    env.git(&api, &["checkout", "-q", "main"]);
+    env.git(&api, &["branch", "-D", "side"]);
+    gc_now(&env, &api);
+    env.gw(&["restore", "ws"]).success();
+    assert_eq!(env.git(&wt, &["rev-parse", "HEAD"]), tip);
+    assert_eq!(env.git(&wt, &["rev-parse", "--abbrev-ref", "HEAD"]), "side");
+}
+
+/// A size no file system holds is not a reason to fail: it is summed without overflow.
+#[test]
+fn an_impossible_size_breaks_no_command() {
+    let env = TestEnv::with_repos(&["api"]);
+    for n in ["a", "b"] {
+        env.create(n, &format!("f/{n}"), "api");
+        env.gw(&["delete", n]).success();
+    }
+    env.settle_trash();
+    for e in std::fs::read_dir(env.workspace_dir().join(".trash"))
+        .unwrap()
+        .flatten()
+    {
+        std::fs::write(
+            e.path().join("size.json"),
+            "{\"bytes\":18446744073709551615,\"files\":1}",
+        )
+        .unwrap();
+    }
+    env.gw(&["trash", "--format", "json"]).success();
+    env.gw(&["context", "--format", "json"]).success();
+    env.gw(&["doctor", "--format", "json"]).success();
+    env.create("c", "f/c", "api");
+}
+
+/// An entry whose delete left its cleanup for `gw doctor --fix` is not "not found": the
+/// recovery comes first.
+#[test]
+fn an_entry_whose_delete_awaits_recovery_says_so() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("ws", "feat/x", "api");
+    std::fs::write(env.ws("ws").join("api/wip"), "wip\n").unwrap();
+    let lock = env.repos.join("api/.git/refs/heads/feat/x.lock");
+    std::fs::write(&lock, "").unwrap();
+    let deleted = env
+        .gw(&["delete", "ws", "--force", "--format", "json"])
+        .success();
+    let id = deleted.result()["deleted"][0]["trash"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for args in [vec!["restore", id.as_str()], vec!["undo"]] {
+        let mut argv = args.clone();
+        argv.extend(["--format", "json"]);
+        let run = env.gw(&argv).code(5);
+        assert_eq!(run.error_code(), "RECOVERY_PENDING", "{run}");
+    }
+    std::fs::remove_file(&lock).unwrap();
+    env.gw(&["doctor", "--fix"]).success();
+    env.gw(&["restore", &id]).success();
+    assert_eq!(
+        std::fs::read_to_string(env.ws("ws").join("api/wip")).unwrap(),
+        "wip\n"
+    );
+}
+
+/// Staged content of a worktree in the middle of a merge with conflicts survives a gc.
+#[test]
+fn staged_content_mid_merge_survives_a_gc() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("mm", "f/mm", "api");
+    let wt = env.ws("mm").join("api");
+    env.commit(&wt, "f", "ours\n", "ours");
+    env.git(&wt, &["branch", "t", "HEAD~1"]);
+    env.git(&wt, &["checkout", "-q", "t"]);
+    env.commit(&wt, "f", "theirs\n", "theirs");
+    env.git(&wt, &["checkout", "-q", "f/mm"]);
+    let merge = env.git_run(&wt, &["merge", "t"]);
+    assert_ne!(merge.status, 0, "a conflict: {merge}");
+    std::fs::write(wt.join("g"), "precious\n").unwrap();
+    env.git(&wt, &["add", "g"]);
+    let before = env.git(&wt, &["status", "--porcelain=v2"]);
+    env.gw(&["delete", "mm", "--force"]).success();
+    env.settle_trash();
+    gc_now(&env, &env.repos.join("api"));
+    env.gw(&["restore", "mm"]).success();
+    assert_eq!(env.git(&wt, &["show", ":g"]), "precious");
+    assert_eq!(env.git(&wt, &["status", "--porcelain=v2"]), before);
+}
+
+/// Worktree links written relative (git ≥ 2.48's `worktree.useRelativePaths`) are read as
+/// the places they name: a delete finishes, and its entry comes back.
+#[test]
+fn relative_worktree_links_are_followed() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("ws", "feat/x", "api");
+    let wt = env.ws("ws").join("api");
+    let admin = env.repos.join("api/.git/worktrees/api");
+    let rel = |from: &Path, to: &Path| {
+        let out = std::process::Command::new("realpath")
+            .args(["--relative-to", s(from), s(to)])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    std::fs::write(wt.join(".git"), format!("gitdir: {}\n", rel(&wt, &admin))).unwrap();
+    // The administrative side is written relative only by a git that reads it so (2.48 on):
+    // an older one no longer knows the worktree, and neither can grove's git commands.
+    let version = env.git(&env.repos.join("api"), &["version"]);
+    let (major, minor) = parse_git_version(&version);
+    if (major, minor) >= (2, 48) {
+        std::fs::write(
+            admin.join("gitdir"),
+            format!("{}\n", rel(&admin, &wt.join(".git"))),
+        )
+        .unwrap();
+    } else {
+        eprintln!("{version}: only the worktree's .git is written relative");
+    }
+    env.gw(&["status", "ws"]).success();
+    let r = env.gw(&["delete", "ws", "--format", "json"]).success();
+    let warnings = r.json()["warnings"].as_array().cloned().unwrap_or_default();
+    assert!(warnings.is_empty(), "{r}");
+    env.settle_trash();
+    env.gw(&["restore", "ws"]).success();
+    env.git(&wt, &["status", "--porcelain"]);
+}
+
+/// Nothing prompts in machine mode: erasing the trash for good needs --yes there.
+#[test]
+fn emptying_the_trash_needs_yes_without_a_person() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("a", "f/a", "api");
+    env.gw(&["delete", "a"]).success();
+    env.settle_trash();
+    let run = env.gw(&["trash", "empty", "--format", "json"]).code(2);
+    assert_eq!(run.error_code(), "USAGE", "{run}");
+    assert!(
+        run.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--yes")
+    );
+    env.gw(&["trash", "empty"]).code(2);
+    let listed = env.gw(&["trash", "--format", "json"]).success().result();
+    assert_eq!(listed["count"], 1);
+    let action = &env.gw(&["trash", "--format", "json"]).success().json()["next_actions"][1];
+    assert_eq!(
+        action["argv"],
+        serde_json::json!(["gw", "trash", "empty", "--yes", "--format", "json"])
+    );
+}
+
+/// An entry holding nothing but a record's temporary file (a delete killed while writing
+/// it) is leftover trash doctor removes.
+#[test]
+fn an_entry_holding_only_a_temporary_record_is_removed_by_doctor() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("ws", "feat/x", "api");
+    let leftover = env.workspace_dir().join(".trash/ws-1234");
+    std::fs::create_dir_all(&leftover).unwrap();
+    std::fs::write(leftover.join(".trash.json.Ab12.tmp"), "{").unwrap();
+    let found = env.gw(&["doctor", "--format", "json"]).success().result();
+    assert_eq!(found["issues"][0]["kind"], "leftover_trash", "{found:#}");
+    assert_eq!(found["issues"][0]["fixable"], true, "{found:#}");
+    env.gw(&["doctor", "--fix"]).success();
+    assert!(!leftover.exists());
+}
+
+/// The way out of a taken name is a name gw takes, even for the longest names.
+#[test]
+fn the_suggested_name_fits() {
+    let env = TestEnv::with_repos(&["api"]);
+    let long = "n".repeat(250);
+    env.create(&long, "f/long", "api");
+    env.gw(&["delete", &long]).success();
+    env.create(&long, "f/long2", "api");
+    let run = env.gw(&["restore", &long, "--format", "json"]).code(4);
+    let argv: Vec<String> = run.json()["next_actions"][0]["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let argv: Vec<&str> = argv.iter().skip(1).map(String::as_str).collect();
+    env.gw(&argv).success();
+}
+
+/// `git version 2.47.3` → (2, 47).
+fn parse_git_version(v: &str) -> (u32, u32) {
+    let mut parts = v
+        .trim()
+        .trim_start_matches("git version ")
+        .split('.')
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
 }

@@ -26,7 +26,7 @@ pub use read::{
 pub use scan::ignored_by_rules;
 pub use tracking::{Tracking, Unknown, tracking};
 pub use worktree::{
-    Link, WorktreeInfo, in_progress, is_worktree_of, link, linked_admin, lock_reason,
+    Link, WorktreeInfo, in_progress, is_worktree_of, lexical, link, linked_admin, lock_reason,
     repository_locks, worktree_locks,
 };
 pub use write::*;

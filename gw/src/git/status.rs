@@ -127,6 +127,23 @@ impl Repo {
         index_tree(&index).map(|id| id.to_string())
     }
 
+    /// The paths the index file at `path` holds in conflict (stages 1–3), once each.
+    pub fn conflicts_of_index_file(&self, path: &std::path::Path) -> Vec<String> {
+        let Ok(index) =
+            gix::index::File::at(path, self.repo.object_hash(), true, Default::default())
+        else {
+            return Vec::new();
+        };
+        let mut out: Vec<String> = index
+            .entries()
+            .iter()
+            .filter(|e| e.stage_raw() != 0)
+            .map(|e| e.path(&index).to_string())
+            .collect();
+        out.dedup();
+        out
+    }
+
     /// The index, read without verifying its checksum (git does not either, outside
     /// `git fsck`: hashing a large index costs more than reading it); a missing index is an
     /// empty one.

@@ -54,7 +54,9 @@ impl Repo {
             });
         }
         for proxy in main.worktrees().map_err(err(self.path()))? {
-            let path = proxy.base().unwrap_or_default();
+            // git ≥ 2.48 may write the link relative (`worktree.useRelativePaths`): read as
+            // `<admin>/../../../ws/api`, it is the place it names, without the `..`.
+            let path = lexical(&proxy.base().unwrap_or_default());
             let (locked, prunable) = (proxy.is_locked(), proxy.is_prunable());
             // Read the worktree's HEAD file, as git does, rather than opening the worktree
             // as a repository: a source repository used by many workspaces has dozens of
@@ -132,7 +134,8 @@ pub fn linked_admin(gitfile: &Path, base: &Path) -> Option<PathBuf> {
     Some(if target.is_absolute() {
         target.to_path_buf()
     } else {
-        base.join(target)
+        // Read as the place it names even where `base` is gone (a worktree in the trash).
+        lexical(&base.join(target))
     })
 }
 
@@ -151,6 +154,22 @@ pub fn is_worktree_of(dir: &Path, source: &Path) -> bool {
     admin
         .parent()
         .is_some_and(|p| crate::fsx::canonical(p) == worktrees)
+}
+
+/// `path` with `.` and `..` taken out by name (a registration's path as git joins a
+/// relative link to its private directory; nothing on the way is a symbolic link git made).
+pub fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Reads the link of the worktree at `dir`.

@@ -249,6 +249,19 @@ pub fn write_tree(source: &Path, index: &Path) -> Result<String, Error> {
     Ok(out.stdout.trim().to_string())
 }
 
+/// Takes `paths` out of the index file `index` (not the repository's own; every stage of
+/// each), as `git rm --cached` does, touching no file.
+pub fn index_forget(source: &Path, index: &Path, paths: &[String]) -> Result<(), Error> {
+    let mut cmd = Cmd::git(source);
+    cmd.env("GIT_INDEX_FILE", index)
+        .args(["rm", "--cached", "-q", "--ignore-unmatch", "--"]);
+    for p in paths {
+        cmd.arg(p);
+    }
+    check(&cmd, source)?;
+    Ok(())
+}
+
 /// Adds `branch.<branch>.<key> = value` to the repository's own configuration.
 pub fn branch_config_add(source: &Path, branch: &str, key: &str, value: &str) -> Result<(), Error> {
     check(

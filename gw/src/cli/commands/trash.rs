@@ -33,7 +33,7 @@ pub struct EmptyArgs {
     /// Only entries deleted at least this long ago: a number with h, d or w (a bare number is days)
     #[arg(long, value_name = "AGE")]
     pub older_than: Option<String>,
-    /// Do not ask first (a person at a terminal is asked; nobody else is)
+    /// Erase without asking (a person at a terminal is asked; anyone else must pass it)
     #[arg(short, long)]
     pub yes: bool,
 }
@@ -63,8 +63,15 @@ pub fn trash(ctx: &Ctx<'_>, a: TrashArgs, ui: Ui) -> CmdResult {
                 .map(crate::duration::parse_age)
                 .transpose()
                 .map_err(|m| Error::usage(format!("--older-than: {m}")))?;
-            // Erasing for good is asked once of a person (as `rm -i`, or a desktop trash's
-            // "Empty"); a script said what it wanted by running it.
+            // Erasing for good is asked once of a person (as a desktop trash's "Empty"); a
+            // script or an agent says it with --yes, as nothing prompts in machine mode.
+            if !e.yes && !ui.interactive {
+                return Err(
+                    Error::usage("erasing the trash for good needs --yes").with_fix(
+                        "See what it holds with `gw trash`, then run `gw trash empty --yes`",
+                    ),
+                );
+            }
             if ui.interactive && !e.yes {
                 let listed = ops::trash::list(ctx)?;
                 if listed.count > 0 {

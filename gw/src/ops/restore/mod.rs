@@ -13,6 +13,7 @@
 //! half-restored.
 
 mod plan;
+mod registration;
 
 use std::path::{Path, PathBuf};
 
@@ -218,8 +219,22 @@ fn find(ctx: &Ctx<'_>, opts: &RestoreOptions) -> Result<Kept> {
     let contents = trash::contents(ctx);
     let found = match &opts.name {
         Some(n) => trash::find(&contents, n),
-        None => contents.kept.last(),
+        None => trash::newest(&contents),
     };
+    // An entry an operation still has (a delete whose cleanup was left for `gw doctor
+    // --fix`): that operation comes first.
+    let busy = match &opts.name {
+        Some(n) if found.is_none() => trash::named(&contents.busy, n),
+        _ => found.filter(|k| contents.busy.iter().any(|b| b.entry == k.entry)),
+    };
+    if let Some(k) = busy {
+        tx::check_pending(ctx, &[&k.record.name])?;
+        return Err(Error::new(
+            Code::Transient,
+            format!("the trash entry `{}` is still being written", k.id),
+        )
+        .with_fix("Run the command again in a moment"));
+    }
     if let Some(k) = found {
         return Ok(k.clone());
     }

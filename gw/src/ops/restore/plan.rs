@@ -142,57 +142,18 @@ pub(super) fn plan(
             )
             .with_fix("Switch that worktree to another branch, then restore"));
         }
-        if let Some(admin) = &kr.admin {
-            // The record is a file: its `source` and `admin` must be what the worktree's own
-            // `.git` link (read as it was, at its old place) named, or nothing is done.
-            let named = git::linked_admin(&layout.workspace().join(rel).join(".git"), &was);
-            let want = source.common_dir().join("worktrees").join(admin);
-            if named.and_then(|n| fsx::canonical_lenient(&n)) != fsx::canonical_lenient(&want) {
-                return Err(Error::new(
-                    Code::CorruptState,
-                    format!(
-                        "{}: the trash entry's record names `{}` as its registration, which its worktree's `.git` does not",
-                        kr.repo,
-                        want.display()
-                    ),
-                )
-                .with_fix("Look at the entry (`gw trash --format json`); its record was edited"));
-            }
-            let kept_dir = layout.registration(i);
-            if !real_dir(&kept_dir) {
-                return Err(Error::new(
-                    Code::CorruptState,
-                    format!(
-                        "{}: the trash entry does not hold its worktree's registration",
-                        kr.repo
-                    ),
-                )
-                .with_fix("Run `gw doctor --fix` (an interrupted delete may still be finishing), then retry"));
-            }
-            let free = free_admin(&source, admin);
-            // A submodule's git directory lives in the registration's `modules/`, named by
-            // the submodule's own `.git`: under another name it would lead to another
-            // worktree's.
-            if free != *admin && fsx::exists(&kept_dir.join("modules")) {
-                return Err(Error::new(
-                    Code::WorktreeExists,
-                    format!(
-                        "{}: another worktree of `{}` has taken the registration name `{admin}`, which this worktree's submodules name",
-                        kr.repo,
-                        kr.source.display()
-                    ),
-                )
-                .with_fix("Remove or move that worktree (`git worktree list` shows it), then restore"));
-            }
-            check_head(&kr.repo, &kept_dir, &source)?;
-            registrations.push(Action::RestoreRegistration {
-                repo: kr.repo.clone(),
-                source: kr.source.clone(),
-                kept: kept_dir,
-                admin: free,
-                path: r.worktree_path.clone(),
-            });
-        }
+        let found = super::registration::step(&super::registration::Worktree {
+            kept: &kept,
+            i,
+            source: &source,
+            in_entry: &layout.workspace().join(&rel),
+            was: &was,
+            path: &r.worktree_path,
+            moved: path != old.path,
+        })?;
+        warnings.extend(found.warnings);
+        branch_steps.extend(found.branch);
+        registrations.extend(found.register);
     }
     // The branches first and the registrations last: undone newest first, a registration
     // goes while its directory is back in place, the directory goes back into the entry,
@@ -320,17 +281,13 @@ fn branch_step(
     })
 }
 
-/// `admin`, or `admin1`, `admin2`… when another worktree of `source` has that name now.
-fn free_admin(source: &git::Repo, admin: &str) -> String {
-    let dir = source.common_dir().join("worktrees");
-    std::iter::once(admin.to_string())
-        .chain((1..).map(|n| format!("{admin}{n}")))
-        .find(|a| !fsx::exists(&dir.join(a)))
-        .expect("some name is free")
-}
-
 fn taken(kept: &Kept, name: &str, why: String) -> Error {
-    let other = format!("{name}-restored");
+    // The suggestion must be a name gw takes: at most 255 bytes.
+    let mut cut = name.len().min(255 - "-restored".len());
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let other = format!("{}-restored", &name[..cut]);
     Error::new(
         Code::WorkspaceExists,
         format!("cannot restore `{}` as `{name}`: {why}", kept.record.name),
@@ -416,7 +373,7 @@ pub(super) fn describe(plan: &Plan) -> Described {
 }
 
 /// Whether `path` is a directory itself, not a symbolic link to one.
-fn real_dir(path: &Path) -> bool {
+pub(super) fn real_dir(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
 }
 
@@ -431,25 +388,4 @@ fn corrupt_if_recorded(e: Error, recorded: bool) -> Error {
     } else {
         e
     }
-}
-
-/// The commit a kept registration's HEAD names (detached, or on a branch the branch
-/// checks cover) must still be there: a worktree without its HEAD is no worktree.
-fn check_head(repo: &str, kept: &Path, source: &git::Repo) -> Result<()> {
-    let head = fsx::read_optional(&kept.join("HEAD"))?.unwrap_or_default();
-    let head = head.trim();
-    if head.starts_with("ref:") || head.is_empty() {
-        return Ok(());
-    }
-    if source.rev(&format!("{head}^{{commit}}")).is_none() {
-        return Err(Error::new(
-            Code::CorruptState,
-            format!(
-                "{repo}: its worktree's HEAD, commit {}, is gone from the repository",
-                head.get(..7).unwrap_or(head)
-            ),
-        )
-        .with_fix("Nothing can bring it back; `gw trash empty` erases the entry"));
-    }
-    Ok(())
 }

@@ -112,10 +112,26 @@ fn pin(source: &Path, keep: &Path) -> Result<()> {
         && repo
             .tree_of_index_file(&index_file)
             .is_none_or(|t| Some(t) != head_tree))
-    .then(|| git::write_tree(source, &index_file).ok())
+    .then(|| index_tree(source, &repo, &index_file))
     .flatten()
     .filter(|t| Some(t) != head_tree.as_ref());
-    for (name, oid) in [(head_ref, head), (trash::pin_ref(&id, "index", i), index)] {
+    // What a merge, cherry-pick or revert in progress was taking in: its conflicts' other
+    // side is named only there.
+    let merging = ["MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"]
+        .into_iter()
+        .filter_map(|f| {
+            let oid = fsx::read_optional(&keep.join(f)).ok()??;
+            let oid = oid.lines().next()?.trim().to_string();
+            repo.rev(&format!("{oid}^{{commit}}"))?;
+            Some((
+                format!("{}state/{i}/{f}", trash::entry_refs(&id)),
+                Some(oid),
+            ))
+        });
+    let pins = [(head_ref, head), (trash::pin_ref(&id, "index", i), index)]
+        .into_iter()
+        .chain(merging);
+    for (name, oid) in pins {
         let Some(oid) = oid else { continue };
         match repo.reference(&name) {
             None => git::ref_create(source, &name, &oid)?,
@@ -137,6 +153,27 @@ pub fn kept_ref(ctx: &Ctx<'_>, source: &Path, name: &str, oid: &str) -> Result<D
             oid: oid.to_string(),
         },
     )
+}
+
+/// What a restore's copy of a registration is called while it is made, beside the
+/// repository's `worktrees/` (`<git dir>/.grove-restore-<admin>`).
+pub const STAGING: &str = ".grove-restore-";
+
+/// Removes what a restore killed while copying the registration `admin` back left in the
+/// git directory `common`: its staging copy, and the copy's own partial one.
+pub fn restore_leftovers(ctx: &Ctx<'_>, common: &Path, admin: &str) -> Result<()> {
+    let staging = format!("{STAGING}{admin}");
+    let partial = format!(".{staging}.copy-");
+    let Ok(dir) = std::fs::read_dir(common) else {
+        return Ok(());
+    };
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name == staging || name.starts_with(&partial) {
+            erase(ctx, &Target::RestoreCopy { path: e.path() })?;
+        }
+    }
+    Ok(())
 }
 
 /// Undoes a registration `gw restore` made: the private git directory `admin`, while it
@@ -168,4 +205,21 @@ pub fn registration_of(admin: &Path, path: &Path) -> bool {
                 .is_some_and(|wt| wt == path || fsx::canonical(wt) == fsx::canonical(path))
         });
     in_worktrees && names
+}
+
+/// The tree of the kept index `index`, written into `source`: as it is, or — when it holds
+/// conflicts, which no tree can — of a copy without the conflicting paths (their sides are
+/// in HEAD and the merge's other commit, kept beside it); `None` when git cannot write it.
+fn index_tree(source: &Path, repo: &git::Repo, index: &Path) -> Option<String> {
+    let conflicts = repo.conflicts_of_index_file(index);
+    if conflicts.is_empty() {
+        return git::write_tree(source, index).ok();
+    }
+    let copy = index.with_file_name("index.grove-pin");
+    std::fs::copy(index, &copy).ok()?;
+    let tree = git::index_forget(source, &copy, &conflicts)
+        .ok()
+        .and_then(|()| git::write_tree(source, &copy).ok());
+    let _ = fsx::remove_file(&copy);
+    tree
 }

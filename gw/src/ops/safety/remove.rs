@@ -49,6 +49,9 @@ pub enum Target {
     /// made for the worktree at `path`, while it still says it is that worktree's; the
     /// worktree's files are not touched.
     Restored { admin: PathBuf, path: PathBuf },
+    /// A copy of a kept registration a restore was making in a repository's git directory
+    /// (`<git dir>/.grove-restore-<admin>`, or that copy's own partial one), killed half way.
+    RestoreCopy { path: PathBuf },
 }
 
 /// Which tree of files.
@@ -168,6 +171,20 @@ pub(super) fn erase(ctx: &Ctx<'_>, target: &Target) -> Result<Done> {
             }
             fsx::remove_dir_all(admin)?;
         }
+        Target::RestoreCopy { path } => {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let in_git_dir = path.parent().is_some_and(|d| d.join("objects").is_dir());
+            if !in_git_dir || !name.trim_start_matches('.').starts_with("grove-restore-") {
+                return Err(Error::internal(format!(
+                    "refusing to remove `{}`: it is no restore's copy",
+                    path.display()
+                )));
+            }
+            fsx::remove_dir_all(path)?;
+        }
     }
     Ok(Done::Removed)
 }
@@ -212,7 +229,8 @@ pub fn restore(ctx: &Ctx<'_>, target: &Target) -> Result<Undo> {
         | Target::Tree { .. }
         | Target::TrackedChanges { .. }
         | Target::KeptRef { .. }
-        | Target::Restored { .. } => Ok(Undo::Failed("erased; it cannot be restored".into())),
+        | Target::Restored { .. }
+        | Target::RestoreCopy { .. } => Ok(Undo::Failed("erased; it cannot be restored".into())),
     }
 }
 

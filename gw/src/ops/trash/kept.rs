@@ -35,6 +35,9 @@ impl Kept {
 pub struct Contents {
     pub kept: Vec<Kept>,
     pub corrupt: Vec<(PathBuf, String)>,
+    /// Retained entries an operation still has (a delete whose cleanup awaits
+    /// `gw doctor --fix`, a restore under way), oldest first.
+    pub busy: Vec<Kept>,
 }
 
 /// Reads the trash of every workspace directory. Entries an interrupted or running
@@ -58,19 +61,22 @@ pub fn contents(ctx: &Ctx<'_>) -> Contents {
             Ok(m) if m.is_dir() => {}
             _ => continue,
         }
-        if crate::fsx::canonical_lenient(&entry).is_some_and(|c| {
+        let journaled = crate::fsx::canonical_lenient(&entry).is_some_and(|c| {
             busy.iter()
                 .any(|b| b == &c || b.starts_with(&c) && b.parent() == Some(c.as_path()))
-        }) {
-            continue;
-        }
+        });
         match Record::read(&layout.record()) {
             Ok(Some(record)) => {
                 let id = entry
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
-                out.kept.push(Kept {
+                let list = if journaled {
+                    &mut out.busy
+                } else {
+                    &mut out.kept
+                };
+                list.push(Kept {
                     deleted: crate::time::parse_created_at(&record.deleted_at),
                     size: Size::read(&layout),
                     entry,
@@ -79,11 +85,13 @@ pub fn contents(ctx: &Ctx<'_>) -> Contents {
                 });
             }
             Ok(None) => {}
+            Err(_) if journaled => {}
             Err(e) => out.corrupt.push((entry, e.to_string())),
         }
     }
     // In the order they went: an entry's name ends in the nanosecond it was made.
     out.kept.sort_by_key(|k| (nanos(&k.entry), k.id.clone()));
+    out.busy.sort_by_key(|k| (nanos(&k.entry), k.id.clone()));
     out
 }
 
@@ -97,12 +105,24 @@ fn nanos(entry: &Path) -> u128 {
 
 /// The entry `name` names: a workspace's name (its newest entry) or an entry's id.
 pub fn find<'c>(contents: &'c Contents, name: &str) -> Option<&'c Kept> {
+    named(&contents.kept, name)
+}
+
+/// The entry of `list` (oldest first) that `name` names.
+pub fn named<'c>(list: &'c [Kept], name: &str) -> Option<&'c Kept> {
+    list.iter()
+        .rev()
+        .find(|k| k.id == name)
+        .or_else(|| list.iter().rev().find(|k| k.record.name == name))
+}
+
+/// The entry deleted last of all, retained or still an operation's.
+pub fn newest(contents: &Contents) -> Option<&Kept> {
     contents
         .kept
         .iter()
-        .rev()
-        .find(|k| k.id == name)
-        .or_else(|| contents.kept.iter().rev().find(|k| k.record.name == name))
+        .chain(&contents.busy)
+        .max_by_key(|k| (nanos(&k.entry), k.id.clone()))
 }
 
 /// Whether `path` lies in a retained entry (a trash entry with a record).

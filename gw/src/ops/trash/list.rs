@@ -85,7 +85,7 @@ impl TrashReport {
             ));
             out.push(NextAction::destructive(
                 "Erase everything in the trash",
-                &["gw", "trash", "empty", "--format", "json"],
+                &["gw", "trash", "empty", "--yes", "--format", "json"],
             ));
         }
         out
@@ -145,7 +145,10 @@ pub fn list(ctx: &Ctx<'_>) -> Result<TrashReport> {
     entries.reverse();
     Ok(TrashReport {
         count: entries.len(),
-        bytes: entries.iter().filter_map(|e| e.bytes).sum(),
+        bytes: entries
+            .iter()
+            .filter_map(|e| e.bytes)
+            .fold(0u64, u64::saturating_add),
         entries,
         keep_secs: config.trash.keep.as_secs(),
         max_size: config.trash.max_size,
@@ -181,7 +184,7 @@ pub fn summary(ctx: &Ctx<'_>) -> TrashSummary {
             .kept
             .iter()
             .filter_map(|k| k.size.map(|s| s.bytes))
-            .sum(),
+            .fold(0u64, u64::saturating_add),
         oldest: contents.kept.first().map(|k| k.record.deleted_at.clone()),
         newest: contents.kept.last().map(|k| k.record.name.clone()),
         sources_gone: contents

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 pub use crate::state::trash::{Layout, Reason, kept_ref};
-pub use kept::{Contents, Kept, contents, find, is_retained};
+pub use kept::{Contents, Kept, contents, find, is_retained, named, newest};
 pub use list::{TrashEntry, TrashReport, TrashSummary, age, list, summary};
 pub use record::record_of;
 pub use retention::{
@@ -66,6 +66,32 @@ fn cut(name: &str) -> &str {
         end -= 1;
     }
     &name[..end]
+}
+
+/// The temporary files of a record or size being written in `entry` (`.trash.json.…tmp`,
+/// `.size.json.…tmp`), left there by a process killed while it wrote.
+pub fn temp_files(entry: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(entry)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                        (n.starts_with(".trash.json.") || n.starts_with(".size.json."))
+                            && n.ends_with(".tmp")
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// An entry that holds nothing but [`temp_files`]: a delete killed while it wrote the
+/// record, before anything moved in.
+pub fn holds_nothing(entry: &Path) -> bool {
+    let temps = temp_files(entry);
+    std::fs::read_dir(entry).is_ok_and(|d| d.flatten().all(|e| temps.contains(&e.path())))
 }
 
 /// Every entry of the workspace directories' trash, sorted.

@@ -39,7 +39,7 @@ pub fn expired(kept: &[Kept], now: Timestamp, retention: Retention) -> Vec<usize
         .enumerate()
         .filter(|(i, _)| !out.contains(i))
         .map(|(_, k)| k.size.map_or(0, |s| s.bytes))
-        .sum();
+        .fold(0u64, u64::saturating_add);
     // The newest entry stays whatever its size: the last delete can always be undone.
     let newest = kept.len().saturating_sub(1);
     for (i, k) in kept.iter().enumerate().take(newest) {
@@ -48,7 +48,7 @@ pub fn expired(kept: &[Kept], now: Timestamp, retention: Retention) -> Vec<usize
         }
         if !out.contains(&i) {
             out.push(i);
-            total -= k.size.map_or(0, |s| s.bytes);
+            total = total.saturating_sub(k.size.map_or(0, |s| s.bytes));
         }
     }
     out.sort_unstable();
@@ -299,7 +299,11 @@ pub fn empty(ctx: &Ctx<'_>, older: Option<Duration>) -> Result<EmptyReport> {
         }
     }
     report.count = report.purged.len();
-    report.bytes = report.purged.iter().filter_map(|p| p.bytes).sum();
+    report.bytes = report
+        .purged
+        .iter()
+        .filter_map(|p| p.bytes)
+        .fold(0u64, u64::saturating_add);
     Ok(report)
 }
 

@@ -39,6 +39,10 @@ pub fn record(ctx: &Ctx<'_>, entry: &Path, record: &Record) -> Result<()> {
 pub fn unrecord(ctx: &Ctx<'_>, entry: &Path) -> Result<Undo> {
     ctx.territory().check_trash_entry(entry)?;
     fsx::remove_file(&Layout::of(entry).record())?;
+    // A write of the record killed half way left its temporary file.
+    for tmp in crate::ops::trash::temp_files(entry) {
+        fsx::remove_file(&tmp)?;
+    }
     if fsx::exists(entry) && !fsx::remove_empty_dir(entry) {
         return Ok(Undo::Kept(format!("`{}` is not empty", entry.display())));
     }
@@ -88,7 +92,13 @@ pub fn register(ctx: &Ctx<'_>, source: &Path, kept: &Path, admin: &str, path: &P
         if let Some(parent) = dir.parent() {
             fsx::create_dir_all(parent)?;
         }
-        fsx::copy_tree(kept, &dir)?;
+        // Copied beside `worktrees/`, never in it (git would take a half copy for a worktree
+        // of its own, and refuse to delete its branch), then renamed into place.
+        let common = git::Repo::open(source)?.common_dir();
+        keep::restore_leftovers(ctx, &common, admin)?;
+        let staging = common.join(format!("{}{admin}", keep::STAGING));
+        fsx::copy_tree(kept, &staging)?;
+        fsx::rename(&staging, &dir)?;
     }
     link(&dir, path)
 }
@@ -122,6 +132,7 @@ pub fn unregister(ctx: &Ctx<'_>, source: &Path, admin: &str, path: &Path) -> Res
     }
     let _hold = hold_repos(ctx, &[source])?;
     let dir = admin_dir(source, admin)?;
+    keep::restore_leftovers(ctx, &git::Repo::open(source)?.common_dir(), admin)?;
     match keep::restored_registration(ctx, &dir, path) {
         Ok(_) => Ok(Undo::Undone),
         Err(e) if e.code == Code::StateChanged => Ok(Undo::Kept(e.message.clone())),

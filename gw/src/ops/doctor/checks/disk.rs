@@ -200,7 +200,10 @@ pub(super) fn check_trash(c: &Checkup<'_>) -> Vec<Issue> {
         .iter()
         .filter(|t| !fsx::canonical_lenient(t).is_some_and(|p| c.journaled.contains(&p)))
     {
-        let owner = crate::ops::trash::origin(t).and_then(|b| by_base.get(&b));
+        let owner = crate::ops::trash::origin(t)
+            .and_then(|b| by_base.get(&b))
+            // An entry with nothing in it but a record's temporary file holds no one's bytes.
+            .filter(|_| !crate::ops::trash::holds_nothing(t));
         match owner {
             // A missing workspace with bytes in the trash is reported by `check_workspaces`.
             Some((_, p)) if !fsx::exists(p) => {}
