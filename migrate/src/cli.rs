@@ -51,6 +51,9 @@ struct ScanArgs {
     /// Make the changes (default: only report what would change)
     #[arg(long)]
     apply: bool,
+    /// Only report what would change, as without --apply (the default)
+    #[arg(long, conflicts_with = "apply")]
+    dry_run: bool,
     /// Also edit `.mcp.json` files that git tracks (never deleted, only edited)
     #[arg(long)]
     include_tracked: bool,
@@ -64,6 +67,8 @@ impl ScanArgs {
     fn given(&self) -> Option<String> {
         if self.apply {
             Some("--apply".into())
+        } else if self.dry_run {
+            Some("--dry-run".into())
         } else if self.include_tracked {
             Some("--include-tracked".into())
         } else {

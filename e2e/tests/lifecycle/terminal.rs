@@ -3,6 +3,20 @@
 //! on stderr (never stdout), completion of workspace names in real shells, and the shell
 //! integration's hint. With `GW_UPDATE_CAPTURES=1` the screens are also written to
 //! `docs/captures/`, which `docs/terminal.md` shows.
+//!
+//! The modules below hold the second round (issue 30), one per finding: the shell never
+//! stranded, a missing workspace, cancelling, `--dry-run`, help, typos, failures shown,
+//! doctor, and the details.
+
+mod cancel;
+mod details;
+mod doctor;
+mod dry_run;
+mod failures;
+mod help;
+mod missing;
+mod shell;
+mod typos;
 
 use std::path::Path;
 

@@ -14,7 +14,7 @@ use super::commands::setup::{
     AddDirArgs, CompletionsArgs, InitArgs, PresetArgs, RemoveDirArgs, SchemaArgs, ShellInitArgs,
     UnlinkTrashArgs,
 };
-use super::commands::trash::{RestoreArgs, TrashArgs, TrashCommand};
+use super::commands::trash::{RestoreArgs, TrashArgs, TrashCommand, UndoArgs};
 use super::commands::trust::{TrustArgs, TrustCommand};
 use super::commands::workspace::{
     ContextArgs, CreateArgs, DeleteArgs, GoArgs, ListArgs, StatusArgs, WsArgs,
@@ -136,7 +136,7 @@ pub enum Command {
     /// Bring a deleted workspace back from the trash: files, worktrees, branches and all
     Restore(RestoreArgs),
     /// Restore the workspace deleted last (what `gw plan undo` shows)
-    Undo,
+    Undo(UndoArgs),
     /// Manage plugins (list, install, remove, upgrade, search)
     Plugin(PluginArgs),
     /// Gather what a bug report needs (environment, doctor, recent log), secrets redacted
@@ -170,7 +170,7 @@ impl Command {
             | Command::RemoveRepo(_)
             | Command::Rename(_)
             | Command::Restore(_)
-            | Command::Undo => true,
+            | Command::Undo(_) => true,
             Command::Trash(t) => !matches!(t.command, Some(TrashCommand::List) | None),
             Command::Ws(ws) => matches!(ws.command, WsCommand::Delete(_)),
             Command::Go(g) => g.delete,

@@ -165,7 +165,28 @@ pub fn command() -> clap::Command {
     );
     cmd = cmd.help_template(template);
     cmd = cmd.add(SubcommandCandidates::new(complete::plugins));
+    cmd = cmd.mut_subcommand("plan", hide_dry_run);
     candidates(cmd, &[])
+}
+
+/// `gw plan COMMAND` takes the command's arguments, `--dry-run` too, but does not show it:
+/// a plan changes nothing anyway.
+fn hide_dry_run(mut cmd: clap::Command) -> clap::Command {
+    if cmd.get_arguments().any(|a| a.get_id() == "dry_run") {
+        cmd = cmd
+            .mut_arg("dry_run", |a| a.hide(true))
+            .mut_arg("out", |a| {
+                a.help("Also write the plan document to FILE (for `gw apply FILE`)")
+            });
+    }
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    for sub in subs {
+        cmd = cmd.mut_subcommand(&sub, hide_dry_run);
+    }
+    cmd
 }
 
 /// The subcommands listed in [`GROUPS`], aligned, each with its one-line description.

@@ -3,10 +3,12 @@
 use clap::{Args, Subcommand};
 
 use crate::cli::args::DataArgs;
-use crate::cli::{CmdResult, Out};
+use crate::cli::{CmdResult, Out, Ui};
 use crate::ops::doctor::DoctorOptions;
 use crate::ops::prune::{PruneBranchesOptions, PruneOptions};
 use crate::ops::{self, Ctx};
+
+use super::plan::{DryRun, PlanCommand, dry_run};
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -22,6 +24,8 @@ pub struct PruneArgs {
     pub yes: bool,
     #[command(flatten)]
     pub data: DataArgs,
+    #[command(flatten)]
+    pub dry: DryRun,
 }
 
 #[derive(Debug, Subcommand)]
@@ -46,6 +50,8 @@ pub struct PruneBranchesArgs {
     pub yes: bool,
     #[command(flatten)]
     pub data: DataArgs,
+    #[command(flatten)]
+    pub dry: DryRun,
 }
 
 #[derive(Debug, Args)]
@@ -68,7 +74,14 @@ pub fn prune_branches_options(b: &PruneBranchesArgs) -> PruneBranchesOptions {
     }
 }
 
-pub fn prune(ctx: &Ctx<'_>, a: PruneArgs) -> CmdResult {
+pub fn prune(ctx: &Ctx<'_>, a: PruneArgs, ui: Ui) -> CmdResult {
+    let dry = match &a.command {
+        Some(PruneCommand::Branches(b)) => &b.dry,
+        None => &a.dry,
+    };
+    if dry.asked()? {
+        return dry_run(ctx, PlanCommand::Prune(a), ui);
+    }
     match a.command {
         Some(PruneCommand::Branches(b)) => Ok(Out::with_data(
             ops::prune::prune_branches(ctx, prune_branches_options(&b))?,

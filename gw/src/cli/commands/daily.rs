@@ -12,6 +12,7 @@ use crate::ops::sync::SyncOptions;
 use crate::ops::{self, Ctx};
 use crate::output::pick;
 
+use super::plan::{DryRun, PlanCommand, dry_run};
 use super::workspace::name_or_pick;
 
 #[derive(Debug, Args)]
@@ -21,6 +22,8 @@ pub struct SyncArgs {
     /// Approve the repositories' `.grove.toml` commands this runs without asking (see `gw trust`)
     #[arg(short, long)]
     pub yes: bool,
+    #[command(flatten)]
+    pub dry: DryRun,
 }
 
 #[derive(Debug, Args)]
@@ -33,6 +36,8 @@ pub struct ResetArgs {
     /// Approve the repositories' `.grove.toml` commands this runs without asking (see `gw trust`)
     #[arg(short, long)]
     pub yes: bool,
+    #[command(flatten)]
+    pub dry: DryRun,
 }
 
 #[derive(Debug, Args)]
@@ -52,6 +57,8 @@ pub struct AddRepoArgs {
     /// Do not copy, whatever `[create] copy` says
     #[arg(long)]
     pub no_copy: bool,
+    #[command(flatten)]
+    pub dry: DryRun,
 }
 
 #[derive(Debug, Args)]
@@ -68,6 +75,8 @@ pub struct RemoveRepoArgs {
     /// repositories' `.grove.toml` commands this runs without asking (see `gw trust`)
     #[arg(short, long)]
     pub yes: bool,
+    #[command(flatten)]
+    pub dry: DryRun,
 }
 
 #[derive(Debug, Args)]
@@ -77,6 +86,8 @@ pub struct RenameArgs {
     /// The new name
     #[arg(long, value_name = "NEW")]
     pub to: String,
+    #[command(flatten)]
+    pub dry: DryRun,
 }
 
 pub fn sync_options(a: SyncArgs) -> SyncOptions {
@@ -87,6 +98,9 @@ pub fn sync_options(a: SyncArgs) -> SyncOptions {
 }
 
 pub fn sync(ctx: &Ctx<'_>, mut a: SyncArgs, ui: Ui) -> CmdResult {
+    if a.dry.asked()? {
+        return dry_run(ctx, PlanCommand::Sync(a), ui);
+    }
     a.name = name_or_pick(ctx, a.name, ui)?;
     Ok(Out::new(ops::sync::sync(ctx, sync_options(a))?))
 }
@@ -100,6 +114,9 @@ pub fn reset_options(a: ResetArgs) -> ResetOptions {
 }
 
 pub fn reset(ctx: &Ctx<'_>, mut a: ResetArgs, ui: Ui) -> CmdResult {
+    if a.dry.asked()? {
+        return dry_run(ctx, PlanCommand::Reset(a), ui);
+    }
     a.name = name_or_pick(ctx, a.name, ui)?;
     Ok(Out::new(ops::reset::reset(ctx, reset_options(a))?))
 }
@@ -130,6 +147,9 @@ pub fn add_repo_options(ctx: &Ctx<'_>, a: AddRepoArgs, ui: Ui) -> Result<AddRepo
 }
 
 pub fn add_repo(ctx: &Ctx<'_>, mut a: AddRepoArgs, ui: Ui) -> CmdResult {
+    if a.dry.asked()? {
+        return dry_run(ctx, PlanCommand::AddRepo(a), ui);
+    }
     a.name = name_or_pick(ctx, a.name, ui)?;
     let opts = add_repo_options(ctx, a, ui)?;
     Ok(Out::new(ops::add_repo::add_repo(ctx, opts)?))
@@ -197,6 +217,9 @@ pub fn remove_repo_options(
 }
 
 pub fn remove_repo(ctx: &Ctx<'_>, mut a: RemoveRepoArgs, ui: Ui) -> CmdResult {
+    if a.dry.asked()? {
+        return dry_run(ctx, PlanCommand::RemoveRepo(a), ui);
+    }
     a.name = name_or_pick(ctx, a.name, ui)?;
     let opts = remove_repo_options(ctx, a, ui)?;
     Ok(Out::new(ops::remove_repo::remove_repo(ctx, opts)?))
@@ -211,6 +234,9 @@ pub fn rename_options(a: RenameArgs) -> RenameOptions {
 }
 
 pub fn rename(ctx: &Ctx<'_>, mut a: RenameArgs, ui: Ui) -> CmdResult {
+    if a.dry.asked()? {
+        return dry_run(ctx, PlanCommand::Rename(a), ui);
+    }
     a.name = name_or_pick(ctx, a.name, ui)?;
     Ok(Out::new(ops::rename::rename(ctx, rename_options(a))?))
 }

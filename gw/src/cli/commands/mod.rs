@@ -68,14 +68,14 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui, format: Option<Format>)
         Command::AddRepo(a) => daily::add_repo(ctx, a, ui),
         Command::RemoveRepo(a) => daily::remove_repo(ctx, a, ui),
         Command::Rename(a) => daily::rename(ctx, a, ui),
-        Command::Prune(a) => cleanup::prune(ctx, a),
+        Command::Prune(a) => cleanup::prune(ctx, a, ui),
         Command::Doctor(a) => cleanup::doctor(ctx, a),
         Command::Plugin(a) => plugin::plugin(ctx, a),
         Command::BugReport(a) => bug_report::bug_report(ctx, a, ui),
         Command::Trust(a) => trust::trust(ctx, a),
         Command::Trash(a) => trash::trash(ctx, a, ui),
-        Command::Restore(a) => trash::restore(ctx, a),
-        Command::Undo => trash::undo(ctx),
+        Command::Restore(a) => trash::restore(ctx, a, ui),
+        Command::Undo(a) => trash::undo(ctx, a, ui),
         Command::External(args) => plugin::external(ctx, args, ui),
     }
 }

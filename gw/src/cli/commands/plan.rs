@@ -11,7 +11,7 @@ use clap::{Args, Subcommand};
 
 use super::cleanup::PruneArgs;
 use super::daily::{self, AddRepoArgs, RemoveRepoArgs, RenameArgs, ResetArgs, SyncArgs};
-use super::trash::{self, RestoreArgs};
+use super::trash::{self, RestoreArgs, UndoArgs};
 use super::workspace::{self, CreateArgs, DeleteArgs};
 use crate::cli::{CmdResult, Out, Ui};
 use crate::error::Error;
@@ -23,10 +23,40 @@ use crate::ops::{self, Ctx};
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// Also write the plan document to FILE (for `gw apply FILE`)
-    #[arg(long, value_name = "FILE", global = true)]
+    #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     #[command(subcommand)]
     pub command: PlanCommand,
+}
+
+/// `--dry-run` (and `--out`) of every command `gw plan` plans: the command's plan, shown
+/// by `gw plan` itself. In `gw plan COMMAND …`, `--out` is the plan's own and `--dry-run`
+/// is hidden (a plan changes nothing anyway).
+#[derive(Debug, Args, Default)]
+pub struct DryRun {
+    /// Change nothing: show the plan of what this would do (what `gw plan` shows)
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With --dry-run: also write the plan to FILE (for `gw apply FILE`)
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+impl DryRun {
+    /// Whether the command is only to be planned: `--dry-run`. `--out` without it is a
+    /// mistake (the command would run), refused before anything happens.
+    pub fn asked(&self) -> Result<bool, Error> {
+        if self.out.is_some() && !self.dry_run {
+            return Err(Error::usage("--out saves the plan of a dry run")
+                .with_fix("Add --dry-run to save the plan without changing anything"));
+        }
+        Ok(self.dry_run)
+    }
+}
+
+/// `COMMAND --dry-run`: exactly `gw plan COMMAND …`.
+pub fn dry_run(ctx: &Ctx<'_>, command: PlanCommand, ui: Ui) -> CmdResult {
+    plan(ctx, PlanArgs { out: None, command }, ui)
 }
 
 #[derive(Debug, Subcommand)]
@@ -50,7 +80,28 @@ pub enum PlanCommand {
     /// Plan `gw restore`
     Restore(RestoreArgs),
     /// Plan `gw undo`: which deleted workspace it would restore, and how
-    Undo,
+    Undo(UndoArgs),
+}
+
+impl PlanCommand {
+    /// The `--dry-run`/`--out` arguments the planned command was given.
+    fn dry_run(&self) -> &DryRun {
+        match self {
+            PlanCommand::Create(c) => &c.dry,
+            PlanCommand::Delete(c) => &c.dry,
+            PlanCommand::AddRepo(c) => &c.dry,
+            PlanCommand::RemoveRepo(c) => &c.dry,
+            PlanCommand::Rename(c) => &c.dry,
+            PlanCommand::Reset(c) => &c.dry,
+            PlanCommand::Sync(c) => &c.dry,
+            PlanCommand::Prune(c) => match &c.command {
+                Some(super::cleanup::PruneCommand::Branches(b)) => &b.dry,
+                None => &c.dry,
+            },
+            PlanCommand::Restore(c) => &c.dry,
+            PlanCommand::Undo(c) => &c.dry,
+        }
+    }
 }
 
 pub fn plan(ctx: &Ctx<'_>, a: PlanArgs, ui: Ui) -> CmdResult {
@@ -59,6 +110,7 @@ pub fn plan(ctx: &Ctx<'_>, a: PlanArgs, ui: Ui) -> CmdResult {
         interactive: false,
         ..ui
     };
+    let out = a.out.or_else(|| a.command.dry_run().out.clone());
     let doc = match a.command {
         PlanCommand::Create(c) => {
             ops::create::plan_doc(ctx, &workspace::create_options(ctx, c, ui)?)?
@@ -89,10 +141,10 @@ pub fn plan(ctx: &Ctx<'_>, a: PlanArgs, ui: Ui) -> CmdResult {
             )?,
         },
         PlanCommand::Restore(c) => ops::restore::plan_doc(ctx, &trash::restore_options(c))?,
-        PlanCommand::Undo => ops::restore::plan_doc(ctx, &trash::undo_options())?,
+        PlanCommand::Undo(_) => ops::restore::plan_doc(ctx, &trash::undo_options())?,
     };
     let mut saved = None;
-    if let Some(out) = a.out {
+    if let Some(out) = out {
         let path = ctx.env.resolve_path(&out);
         let text = serde_json::to_string_pretty(&doc).expect("plans serialise");
         if crate::redact::has_url_userinfo(&text) {

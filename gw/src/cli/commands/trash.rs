@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
+use super::plan::{DryRun, PlanCommand, dry_run};
 use crate::cli::{CmdResult, Out, Ui};
 use crate::error::Error;
 use crate::ops::restore::RestoreOptions;
@@ -51,6 +52,14 @@ pub struct RestoreArgs {
     /// Bring it back under another name, beside where it was
     #[arg(long = "as", value_name = "NEW")]
     pub as_name: Option<String>,
+    #[command(flatten)]
+    pub dry: DryRun,
+}
+
+#[derive(Debug, Args)]
+pub struct UndoArgs {
+    #[command(flatten)]
+    pub dry: DryRun,
 }
 
 pub fn trash(ctx: &Ctx<'_>, a: TrashArgs, ui: Ui) -> CmdResult {
@@ -105,7 +114,10 @@ pub fn restore_options(a: RestoreArgs) -> RestoreOptions {
     }
 }
 
-pub fn restore(ctx: &Ctx<'_>, a: RestoreArgs) -> CmdResult {
+pub fn restore(ctx: &Ctx<'_>, a: RestoreArgs, ui: Ui) -> CmdResult {
+    if a.dry.asked()? {
+        return dry_run(ctx, PlanCommand::Restore(a), ui);
+    }
     Ok(Out::new(ops::restore::restore(ctx, restore_options(a))?))
 }
 
@@ -117,6 +129,9 @@ pub fn undo_options() -> RestoreOptions {
     }
 }
 
-pub fn undo(ctx: &Ctx<'_>) -> CmdResult {
+pub fn undo(ctx: &Ctx<'_>, a: UndoArgs, ui: Ui) -> CmdResult {
+    if a.dry.asked()? {
+        return dry_run(ctx, PlanCommand::Undo(a), ui);
+    }
     Ok(Out::new(ops::restore::restore(ctx, undo_options())?))
 }

@@ -13,6 +13,8 @@ use crate::ops::delete::DeleteOptions;
 use crate::ops::{self, Ctx};
 use crate::output::{DataFormat, pick};
 
+use super::plan::{DryRun, PlanCommand, dry_run};
+
 #[derive(Debug, Args)]
 pub struct CreateArgs {
     /// Workspace name (default: derived from the branch)
@@ -66,6 +68,8 @@ pub struct CreateArgs {
     /// Where the work comes from: a title
     #[arg(long, value_name = "TITLE")]
     pub source_title: Option<String>,
+    #[command(flatten)]
+    pub dry: DryRun,
 }
 
 #[derive(Debug, Args)]
@@ -150,6 +154,8 @@ pub struct DeleteArgs {
     /// Erase at once: do not keep the workspace in the trash for `gw restore`
     #[arg(long)]
     pub purge: bool,
+    #[command(flatten)]
+    pub dry: DryRun,
 }
 
 /// Turns `gw create` arguments into options, asking for what is missing when a person is
@@ -240,6 +246,9 @@ fn blueprint_path(
 }
 
 pub fn create(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> CmdResult {
+    if a.dry.asked()? {
+        return dry_run(ctx, PlanCommand::Create(a), ui);
+    }
     let opts = create_options(ctx, a, ui)?;
     let report = ops::create::create(ctx, opts)?;
     if let Some(cd) = ctx.env.cd_file.as_deref().filter(|_| !ui.machine) {
@@ -476,6 +485,9 @@ pub fn delete_options(ctx: &Ctx<'_>, a: DeleteArgs, ui: Ui) -> Result<DeleteOpti
 }
 
 pub fn delete(ctx: &Ctx<'_>, a: DeleteArgs, ui: Ui) -> CmdResult {
+    if a.dry.asked()? {
+        return dry_run(ctx, PlanCommand::Delete(a), ui);
+    }
     let opts = delete_options(ctx, a, ui)?;
     Ok(Out::new(ops::delete::delete(ctx, opts)?))
 }
