@@ -73,6 +73,7 @@ schemas! {
     "completions", "gw completions" => crate::output::render::Script;
     "schema", "gw schema" => crate::ops::schema::SchemaReport;
     "skill", "gw skill" => crate::ops::skill::SkillReport;
+    "man", "gw man" => crate::output::render::ManPage;
     "plan", "gw plan <command> (the plan document; gw apply returns the command's own result)" => crate::ops::plan::PlanDoc;
     "sync", "gw sync" => crate::ops::sync::SyncReport;
     "reset", "gw reset" => crate::ops::reset::ResetReport;

@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use grove::env::Env;
 use grove::error::{Error, Result};
@@ -14,23 +14,49 @@ use grove::output::{self, Printer, Render};
 
 use crate::report::{MigrateReport, RestoreView};
 
-/// Find and remove what the Go grove's MCP era left behind: grove's entry in `.mcp.json`
-/// files and the old announcements database. Reports only, unless --apply is given.
-///
-/// Scans the tracked workspaces (roots and every worktree), the workspace directory
-/// (orphaned workspaces included) and any ROOT given. Only an entry named `grove` that runs
-/// `gw mcp-serve` is removed; everything else in a file stays byte for byte. What is
-/// changed is backed up under <grove dir>/migrate-backups/, and `gw-migrate restore` puts
-/// it back.
+/// gw-migrate's help, laid out as gw's: one description (the same for `-h` and `--help`),
+/// the command's options, the global options under their own heading, and examples.
+const ABOUT: &str = "Find and remove what the Go grove's MCP era left behind: grove's entry in \
+`.mcp.json` files and the old announcements database. Reports only, unless --apply is given.
+
+Scans the tracked workspaces (roots and every worktree), the workspace directory (orphaned \
+workspaces included) and any ROOT given. Only an entry named `grove` that runs `gw mcp-serve` \
+is removed; everything else in a file stays byte for byte. What is changed is backed up under \
+<grove dir>/migrate-backups/, and `gw-migrate restore` puts it back.";
+
+const EXAMPLES: &[(&str, &str)] = &[
+    ("gw-migrate", "What would change (nothing is changed)"),
+    ("gw-migrate --apply", "Change it, keeping a backup"),
+    (
+        "gw-migrate restore",
+        "Put back what the last --apply changed",
+    ),
+    (
+        "gw-migrate ~/src --format json",
+        "Also scan ~/src; one JSON envelope on stdout",
+    ),
+];
+
 #[derive(Debug, Parser)]
-#[command(name = "gw-migrate", version = grove::VERSION, max_term_width = 100)]
+#[command(name = "gw-migrate", version = grove::VERSION, about = ABOUT, long_about = None)]
 struct Cli {
     /// Output format: `text` for people, `json` for programs (one JSON envelope on stdout)
-    #[arg(long, global = true, value_enum, value_name = "FORMAT")]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "FORMAT",
+        help_heading = "Global options"
+    )]
     format: Option<Format>,
 
     /// The grove directory (default: $GW_HOME, else ~/.grove)
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "DIR",
+        help_heading = "Global options"
+    )]
     grove_dir: Option<PathBuf>,
 
     #[command(flatten)]
@@ -92,7 +118,10 @@ pub fn run(args: Vec<OsString>, mut env: Env) -> u8 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let cli = match Cli::try_parse_from(&args) {
+    let cli = match command(p.help_width())
+        .try_get_matches_from(&args)
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(c) => c,
         Err(e) => return clap_error(&mut p, e),
     };
@@ -168,6 +197,14 @@ fn execute(env: &Env, cli: Cli) -> Result<Box<dyn Render>> {
     .into_render())
 }
 
+/// The grammar, its help laid out for `width` columns as gw's is.
+fn command(width: usize) -> clap::Command {
+    let width = width.clamp(40, grove::cli::MAX_HELP_WIDTH);
+    Cli::command()
+        .term_width(width)
+        .after_help(grove::cli::examples_section(EXAMPLES, width))
+}
+
 fn clap_error(p: &mut Printer, e: clap::Error) -> u8 {
     grove::cli::emit_clap_error(p, &e, "gw-migrate")
 }
@@ -175,7 +212,6 @@ fn clap_error(p: &mut Printer, e: clap::Error) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn cli_definition_is_consistent() {

@@ -1,5 +1,6 @@
-//! `cargo xtask man [DIR]`: the man pages of `gw` (clap_mangen), one for `gw` and one per
-//! command (`gw-create.1`, `gw-preset-add.1`, …), into `target/man/` by default.
+//! `cargo xtask man [DIR]`: the man pages of `gw` (clap_mangen, as `gw man` prints them),
+//! one for `gw` and one per command (`gw-create.1`, `gw-preset-add.1`, …), into
+//! `target/man/` by default.
 
 use std::path::{Path, PathBuf};
 
@@ -25,35 +26,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Writes every page into `dir`; returns their paths.
+/// Writes every page into `dir` (`gw man [COMMAND]` prints the same, from the same
+/// function); returns their paths.
 pub fn write(dir: &Path) -> Result<Vec<PathBuf>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let cmd = grove::cli::command().bin_name("gw");
     let mut written = Vec::new();
-    page(&cmd, "gw", dir, &mut written)?;
-    Ok(written)
-}
-
-fn page(
-    cmd: &clap::Command,
-    name: &str,
-    dir: &Path,
-    written: &mut Vec<PathBuf>,
-) -> Result<(), String> {
-    // clap names commands with `&'static str`; a page name lives as long as this process.
-    let page_name: &'static str = Box::leak(name.to_string().into_boxed_str());
-    let cmd = cmd.clone().name(page_name);
-    let mut buf = Vec::new();
-    clap_mangen::Man::new(cmd.clone())
-        .render(&mut buf)
-        .map_err(|e| e.to_string())?;
-    let path = dir.join(format!("{name}.1"));
-    std::fs::write(&path, buf).map_err(|e| format!("{}: {e}", path.display()))?;
-    written.push(path);
-    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-        page(sub, &format!("{name}-{}", sub.get_name()), dir, written)?;
+    for (name, page) in grove::cli::man::pages().map_err(|e| e.message.clone())? {
+        let path = dir.join(format!("{name}.1"));
+        std::fs::write(&path, page).map_err(|e| format!("{}: {e}", path.display()))?;
+        written.push(path);
     }
-    Ok(())
+    Ok(written)
 }
 
 #[cfg(test)]

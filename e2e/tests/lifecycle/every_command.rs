@@ -12,15 +12,18 @@ fn subcommands(env: &TestEnv, path: &[&str]) -> Vec<String> {
     let mut args = path.to_vec();
     args.push("--help");
     let out = env.gw(&args).success().stdout;
-    let Some(section) = out.split("Commands:\n").nth(1) else {
-        return Vec::new();
+    // `gw help` lists its commands in groups, before the global options; a command's
+    // subcommands are clap's `Commands:`.
+    let section = match (path, out.split("Commands:\n").nth(1)) {
+        ([], _) => out.split("Global options:").next().unwrap_or(""),
+        (_, Some(section)) => section.split("\n\n").next().unwrap_or(""),
+        (_, None) => return Vec::new(),
     };
     section
         .lines()
-        .take_while(|l| !l.trim().is_empty())
         .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
         .filter_map(|l| l.split_whitespace().next())
-        .filter(|c| *c != "help")
+        .filter(|c| *c != "help" && *c != "<plugin>")
         .map(str::to_string)
         .collect()
 }
@@ -151,6 +154,7 @@ fn every_command_succeeds_and_fails_in_one_valid_envelope() {
                 v(&["run", "ws", "-r", "nope"]),
             ),
             ("sync", v(&["sync", "ws"]), "sync", v(&["sync", "nope"])),
+            ("env", v(&["env", "ws"]), "env", v(&["env", "nope"])),
             ("reset", v(&["reset", "ws"]), "reset", v(&["reset", "nope"])),
             (
                 "remove-repo",
@@ -259,6 +263,25 @@ fn every_command_succeeds_and_fails_in_one_valid_envelope() {
                 v(&["plugin", "remove", "hello"]),
                 "plugin",
                 v(&["plugin", "remove", "nope"]),
+            ),
+            ("man", v(&["man", "create"]), "man", v(&["man", "nope"])),
+            (
+                "trust add",
+                v(&["trust", "add", "api"]),
+                "trust",
+                v(&["trust", "add", "nope"]),
+            ),
+            (
+                "trust list",
+                v(&["trust", "list"]),
+                "trust-list",
+                v(&["trust", "list", "--bogus"]),
+            ),
+            (
+                "trust remove",
+                v(&["trust", "remove", "api"]),
+                "trust",
+                v(&["trust", "remove", "nope"]),
             ),
             (
                 "bug-report",

@@ -9,18 +9,28 @@ fn gw_alone_prints_the_grouped_overview_and_succeeds() {
     let env = TestEnv::new();
     let run = env.gw(&[]).success();
     assert!(run.stderr.is_empty(), "{run}");
+    // `gw` alone: the everyday groups, and where the rest is.
+    for heading in [
+        "Start here:",
+        "Work in a workspace:",
+        "Clean up:",
+        "`gw help`",
+    ] {
+        assert!(run.stdout.contains(heading), "{heading}:\n{run}");
+    }
+    let help = env.gw(&["--help"]).success().stdout;
+    assert_eq!(help, env.gw(&["help"]).success().stdout);
     for heading in [
         "Start here:",
         "Work in a workspace:",
         "Clean up:",
         "For agents and scripts:",
+        "Global options:",
         "Examples:",
     ] {
-        assert!(run.stdout.contains(heading), "{heading}:\n{run}");
+        assert!(help.contains(heading), "{heading}:\n{help}");
     }
     // Every visible command is listed once, in some group.
-    let help = env.gw(&["--help"]).success().stdout;
-    assert_eq!(help, run.stdout);
     for cmd in [
         "create",
         "go",

@@ -19,6 +19,7 @@ use super::commands::trust::{TrustArgs, TrustCommand};
 use super::commands::workspace::{
     ContextArgs, CreateArgs, DeleteArgs, GoArgs, ListArgs, StatusArgs, WsArgs,
 };
+use super::man::ManArgs;
 use crate::output::DataFormat;
 
 /// grove: one directory per feature, with a git worktree of each repository it spans
@@ -32,20 +33,32 @@ use crate::output::DataFormat;
 pub struct Cli {
     /// Output format: `text` for people, `json` for programs (one JSON envelope on stdout);
     /// `gw env` also prints `shell` (the text default) and `dotenv`
-    #[arg(long, global = true, value_enum, value_name = "FORMAT")]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "FORMAT",
+        help_heading = "Global options"
+    )]
     pub format: Option<Format>,
 
     /// Skip global lifecycle hooks (post_create, pre_delete, on_close)
-    #[arg(short = 'n', long, global = true)]
+    #[arg(short = 'n', long, global = true, help_heading = "Global options")]
     pub no_hooks: bool,
 
     /// Show progress on stderr even when it is not a terminal, and log debug detail to grove.log
-    #[arg(short = 'v', long, global = true)]
+    #[arg(short = 'v', long, global = true, help_heading = "Global options")]
     pub verbose: bool,
 
     /// When to colour output: auto (on a terminal, unless NO_COLOR is set; CLICOLOR_FORCE
     /// or FORCE_COLOR colour it anyway), always or never
-    #[arg(long, global = true, value_enum, value_name = "WHEN")]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "WHEN",
+        help_heading = "Global options"
+    )]
     pub color: Option<ColorWhen>,
 
     #[command(subcommand)]
@@ -79,7 +92,7 @@ pub enum Command {
     RemoveDir(RemoveDirArgs),
     /// List the repositories grove can put in a workspace
     Repos(DataArgs),
-    /// Create a workspace: a worktree of each repository, all on one branch
+    /// Create a workspace: a worktree of each repository on one branch
     Create(CreateArgs),
     /// Show where you are: configuration, workspaces, and the current workspace's live state
     Context(ContextArgs),
@@ -98,7 +111,7 @@ pub enum Command {
     Go(GoArgs),
     /// Print the shell integration that lets `gw go` and `gw create` change directory
     ShellInit(ShellInitArgs),
-    /// Delete workspaces, their worktrees and the branches grove created
+    /// Delete workspaces, their worktrees and the branches grove made
     #[command(visible_alias = "rm")]
     Delete(DeleteArgs),
     /// Manage presets: named lists of repositories
@@ -111,9 +124,9 @@ pub enum Command {
     Schema(SchemaArgs),
     /// Print the agent skill (SKILL.md) that teaches a coding agent to drive gw
     Skill,
-    /// Run each repository's dev processes (.grove.toml `run`) side by side until they end or you stop them
+    /// Run each repository's dev processes (.grove.toml `run`) side by side
     Run(RunArgs),
-    /// Print the environment grove gives a workspace's commands: its slot and every repository's ports
+    /// Print the variables grove gives a workspace's commands (slot, ports)
     Env(EnvArgs),
     #[command(hide = true)]
     UnlinkTrash(UnlinkTrashArgs),
@@ -127,13 +140,13 @@ pub enum Command {
     RemoveRepo(RemoveRepoArgs),
     /// Rename a workspace (and move its directory)
     Rename(RenameArgs),
-    /// Delete old workspaces (and, with `prune branches`, merged branches)
+    /// Delete old workspaces (`prune branches`: merged branches)
     Prune(PruneArgs),
-    /// Find problems with workspaces, worktrees and grove's files; --fix repairs the safe ones
+    /// Find problems with workspaces; --fix repairs the safe ones
     Doctor(DoctorArgs),
     /// List the deleted workspaces the trash keeps, or empty it
     Trash(TrashArgs),
-    /// Bring a deleted workspace back from the trash: files, worktrees, branches and all
+    /// Bring a deleted workspace back from the trash, exactly as it was
     Restore(RestoreArgs),
     /// Restore the workspace deleted last (what `gw plan undo` shows)
     Undo(UndoArgs),
@@ -141,6 +154,8 @@ pub enum Command {
     Plugin(PluginArgs),
     /// Gather what a bug report needs (environment, doctor, recent log), secrets redacted
     BugReport(BugReportArgs),
+    /// Print gw's manual page, or a command's (roff: `gw man create | man -l -`)
+    Man(ManArgs),
     /// Approve the commands of a repository's .grove.toml (setup, run, hooks) as they are now; list or remove approvals
     Trust(TrustArgs),
     /// Any other command runs the plugin `gw-<command>`
@@ -201,6 +216,7 @@ impl Command {
             | Command::Run(_)
             | Command::Env(_)
             | Command::BugReport(_)
+            | Command::Man(_)
             | Command::External(_) => false,
         }
     }

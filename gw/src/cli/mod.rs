@@ -10,13 +10,14 @@ mod args;
 pub(crate) mod commands;
 pub mod complete;
 mod help;
+pub mod man;
 
 use std::ffi::OsString;
 
 use clap::FromArgMatches;
 
 pub use args::Cli;
-pub use help::command;
+pub use help::{MAX_WIDTH as MAX_HELP_WIDTH, command, command_at, examples_section, wrap};
 
 use crate::env::Env;
 use crate::error::{Error, Result};
@@ -84,7 +85,8 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
         return output::emit_error(&mut p, &e);
     }
     let color = color_choice(&args, &env);
-    let matches = match command()
+    let width = p.help_width();
+    let matches = match command_at(width)
         .color(clap_color(color))
         .try_get_matches_from(&args)
     {
@@ -106,8 +108,9 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
     // process as the OS does, which is still safe, only unreported.
     let _ = output::exit_on_signal(p.mode, color);
     let Some(command) = cli.command else {
-        // `gw` alone: the overview, as `gh` and `cargo` give it.
-        let help = self::command().color(clap_color(color)).render_help();
+        // `gw` alone: the everyday commands, as `gh` and `git` give them (`gw help` has
+        // the rest).
+        let help = help::overview(width).color(clap_color(color)).render_help();
         let help = if p.out_is_terminal && color.enabled(true) {
             help.ansi().to_string()
         } else {

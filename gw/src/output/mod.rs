@@ -187,6 +187,8 @@ pub struct Printer {
     pub err_is_terminal: bool,
     /// The width tables fit on stdout: the terminal's, when stdout is one.
     width: Option<usize>,
+    /// `COLUMNS`, for help written into a pipe.
+    columns: Option<usize>,
     color_out: bool,
     color_err: bool,
     /// stdout and stderr as they are: written only by this file's methods (tidy:
@@ -214,11 +216,18 @@ impl Printer {
             out_is_terminal,
             err_is_terminal,
             width,
+            columns,
             color_out: text && color.enabled(out_is_terminal),
             color_err: text && color.enabled(err_is_terminal),
             raw_out: Box::new(io::stdout()),
             raw_err: Box::new(io::stderr()),
         }
+    }
+
+    /// The width help is laid out for: the terminal's when stdout is one, else `COLUMNS`,
+    /// else 100 (as clap decides).
+    pub fn help_width(&self) -> usize {
+        self.width.or(self.columns).unwrap_or(100)
     }
 
     /// Whether messages on stderr are coloured.
@@ -233,6 +242,7 @@ impl Printer {
             out_is_terminal: false,
             err_is_terminal: false,
             width: None,
+            columns: None,
             color_out: false,
             color_err: false,
             raw_out: out,

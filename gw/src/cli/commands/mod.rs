@@ -72,6 +72,7 @@ pub fn dispatch(ctx: &Ctx<'_>, command: Command, ui: Ui, format: Option<Format>)
         Command::Doctor(a) => cleanup::doctor(ctx, a),
         Command::Plugin(a) => plugin::plugin(ctx, a),
         Command::BugReport(a) => bug_report::bug_report(ctx, a, ui),
+        Command::Man(a) => crate::cli::man::man(a),
         Command::Trust(a) => trust::trust(ctx, a),
         Command::Trash(a) => trash::trash(ctx, a, ui),
         Command::Restore(a) => trash::restore(ctx, a, ui),

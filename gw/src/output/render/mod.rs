@@ -16,7 +16,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{Json, Printer, Render, Shown};
+use super::{Json, Printer, Render, Role, Shown};
 use crate::shown;
 
 pub(super) fn value<'a, T: Serialize + 'a>(t: T) -> Json<'a> {
@@ -77,6 +77,36 @@ impl Render for Script {
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         p.script(&self.script)
+    }
+}
+
+/// `gw man`: a manual page, roff (`man -l -` reads it).
+#[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct ManPage {
+    /// The page's name: `gw`, `gw-create`, `gw-preset-add`, …
+    pub name: String,
+    /// The page, in roff.
+    pub page: String,
+}
+
+impl Render for ManPage {
+    fn result(&self) -> Json<'_> {
+        value(self)
+    }
+    fn text(&self, p: &mut Printer) -> io::Result<()> {
+        p.script(&self.page)?;
+        if p.out_is_terminal {
+            let page = self.name.replacen("gw-", "gw ", 1).replace('-', " ");
+            let command = page.strip_prefix("gw").unwrap_or("").trim();
+            let shown = if command.is_empty() {
+                "gw man | man -l -".to_string()
+            } else {
+                format!("gw man {command} | man -l -")
+            };
+            p.message(Role::Hint, shown!("read it with `{}`", shown))?;
+        }
+        Ok(())
     }
 }
 
