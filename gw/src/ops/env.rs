@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::error::{Code, Error, Result};
+use crate::error::{Error, Result};
 use crate::ops::hooks::Vars;
 use crate::ops::ports::{Port, Stack};
 use crate::ops::{Ctx, resolve};
@@ -123,16 +123,7 @@ pub fn repo_at<'w>(ws: &'w Workspace, dir: &Path) -> Option<&'w RepoEntry> {
 }
 
 fn unknown_repo(ws: &Workspace, name: &str) -> Error {
-    let known: Vec<&str> = ws.repos.iter().map(|r| r.repo_name.as_str()).collect();
-    Error::new(
-        Code::RepoNotFound,
-        format!("workspace `{}` has no repository `{name}`", ws.name),
-    )
-    .with_details(serde_json::json!({ "workspace": ws.name, "repo": name, "repos": known }))
-    .with_fix(format!(
-        "Pass -r with a repository of the workspace: {}",
-        known.join(", ")
-    ))
+    crate::ops::resolve::repo_not_in(ws, name)
 }
 
 impl EnvReport {

@@ -121,3 +121,47 @@ mod tests {
         assert!(check_preset("a.b").is_err());
     }
 }
+
+/// The candidates closest to `word` (a command, a workspace, a repository, a preset), by
+/// edit distance, at most three: what "did you mean" offers.
+pub fn nearest(word: &str, candidates: &[String]) -> Vec<String> {
+    let limit = (word.chars().count() / 3).max(2);
+    let mut scored: Vec<(usize, &String)> = candidates
+        .iter()
+        .map(|c| {
+            let d = levenshtein(word, c);
+            let prefix = c.starts_with(word) || word.starts_with(c.as_str());
+            (if prefix { d.min(1) } else { d }, c)
+        })
+        .filter(|(d, _)| *d <= limit)
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(3).map(|(_, c)| c.clone()).collect()
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// "Did you mean `a`?" (or "`a`, `b` or `c`"), with `then` after it; `then` alone when there
+/// is nothing to suggest.
+pub fn did_you_mean(suggestions: &[String], then: &str) -> String {
+    let quoted: Vec<String> = suggestions.iter().map(|s| format!("`{s}`")).collect();
+    let names = match quoted.as_slice() {
+        [] => return then.to_string(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    };
+    format!("Did you mean {names}? {then}")
+}

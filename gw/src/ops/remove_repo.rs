@@ -260,6 +260,18 @@ fn validate(ctx: &Ctx<'_>, opts: &RemoveRepoOptions) -> Result<Validated> {
     if names.is_empty() {
         return Err(Error::usage("no repositories given").with_fix("Pass --repos/-r"));
     }
+    // A repository grove knows that is not in the workspace is `not_found` (removal
+    // converges); a name grove does not know at all is a typo, as it is for add-repo.
+    let strangers: Vec<&String> = names
+        .iter()
+        .filter(|n| !state.workspaces.iter().any(|w| w.repo(n).is_some()))
+        .collect();
+    if !strangers.is_empty() {
+        let found = crate::ops::repos::discover(ctx, &ctx.config()?).names();
+        if let Some(typo) = strangers.into_iter().find(|n| !found.contains(n)) {
+            return Err(resolve::repo_not_in(&ws, typo));
+        }
+    }
     let targets: Vec<RepoEntry> = names.iter().filter_map(|n| ws.repo(n).cloned()).collect();
     let inspections = safety::inspect_all(&targets);
     if !opts.force {

@@ -154,9 +154,17 @@ pub fn unknown_repo(name: &str, discovery: &Discovery) -> Error {
     } else {
         names.join(", ")
     };
+    let suggestions = crate::ops::names::nearest(name, &names);
     Error::new(Code::RepoNotFound, format!("unknown repo `{name}`"))
-        .with_fix(format!("Available: {available}"))
-        .with_details(serde_json::json!({ "repo": name, "available": names }))
+        .with_fix(crate::ops::names::did_you_mean(
+            &suggestions,
+            &format!("Available: {available}"),
+        ))
+        .with_details(serde_json::json!({
+            "repo": name,
+            "available": names,
+            "suggestions": suggestions,
+        }))
         .with_action(crate::action::NextAction::read(
             "List repositories",
             &["gw", "repos", "--format", "json"],

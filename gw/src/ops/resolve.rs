@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::action::NextAction;
 use crate::error::{Code, Error, Result};
-use crate::ops::Ctx;
+use crate::ops::{Ctx, names};
 use crate::state::{State, Workspace};
 
 /// The workspace named `name`, or when `name` is `None`, the one containing `cwd`
@@ -37,19 +37,51 @@ pub fn name(ctx: &Ctx<'_>, name: Option<&str>) -> Result<String> {
 }
 
 pub fn by_name<'s>(state: &'s State, name: &str) -> Result<&'s Workspace> {
-    state.find(name).ok_or_else(|| not_found(name))
+    state
+        .find(name)
+        .ok_or_else(|| not_found_among(name, &state.names()))
 }
 
-pub fn not_found(name: &str) -> Error {
+/// `WORKSPACE_NOT_FOUND` for `name`, suggesting the nearest of `known` (the workspaces).
+pub fn not_found_among(name: &str, known: &[String]) -> Error {
+    let suggestions = names::nearest(name, known);
     Error::new(
         Code::WorkspaceNotFound,
         format!("no workspace named `{name}`"),
     )
-    .with_fix("Run `gw list` to see workspace names")
-    .with_details(serde_json::json!({ "workspace": name }))
+    .with_fix(names::did_you_mean(
+        &suggestions,
+        "Run `gw list` to see workspace names",
+    ))
+    .with_details(serde_json::json!({ "workspace": name, "suggestions": suggestions }))
     .with_action(list_action())
+}
+
+pub fn not_found(name: &str) -> Error {
+    not_found_among(name, &[])
 }
 
 fn list_action() -> NextAction {
     NextAction::read("List workspaces", &["gw", "list", "--format", "json"])
+}
+
+/// `REPO_NOT_FOUND`: workspace `ws` has no repository `name` (`-r` of env, run,
+/// remove-repo); suggests the nearest of its repositories.
+pub fn repo_not_in(ws: &Workspace, name: &str) -> Error {
+    let known: Vec<String> = ws.repos.iter().map(|r| r.repo_name.clone()).collect();
+    let suggestions = names::nearest(name, &known);
+    Error::new(
+        Code::RepoNotFound,
+        format!("workspace `{}` has no repository `{name}`", ws.name),
+    )
+    .with_details(serde_json::json!({
+        "workspace": ws.name,
+        "repo": name,
+        "repos": known,
+        "suggestions": suggestions,
+    }))
+    .with_fix(names::did_you_mean(
+        &suggestions,
+        &format!("Its repositories: {}", known.join(", ")),
+    ))
 }

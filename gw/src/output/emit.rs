@@ -273,9 +273,13 @@ pub fn emit_parse_failure(p: &mut Printer, e: &ParseFailure, program: &str) -> u
         return emit_help(p, &e.rendered);
     }
     if p.mode == Mode::Text {
-        // The parser's text echoes the arguments, which may hold anything.
-        let shown = Shown::block(&redacted(e.rendered.trim_end()));
-        let _ = p.message(Role::Plain, shown);
+        // Laid out as gw's own errors. The parser's text echoes the arguments, which may
+        // hold anything.
+        let (message, hints) = parse_failure_text(&e.rendered, program);
+        let _ = p.message(Role::Error, Shown::block(&redacted(&message)));
+        for h in hints {
+            let _ = p.message(Role::Hint, Shown::block(&redacted(&h)));
+        }
         let _ = p.flush();
         return Code::Usage.exit_code();
     }
@@ -292,4 +296,51 @@ pub fn emit_parse_failure(p: &mut Printer, e: &ParseFailure, program: &str) -> u
             "Run `{program} --help` (or `{program} <command> --help`) for usage"
         ));
     emit_error(p, &err)
+}
+
+/// clap's rendered error as gw shows an error: the message (its first line and the
+/// indented lines under it), then hints: clap's tips, and the usage with where to read more
+/// (instead of "For more information, try '--help'").
+fn parse_failure_text(rendered: &str, program: &str) -> (String, Vec<String>) {
+    let mut message: Vec<&str> = Vec::new();
+    let mut hints: Vec<String> = Vec::new();
+    let mut usage = None;
+    let mut in_message = true;
+    for line in rendered.lines() {
+        let t = line.trim();
+        if t.is_empty() {
+            in_message = false;
+        } else if let Some(m) = t.strip_prefix("error: ") {
+            message.push(m);
+            in_message = true;
+        } else if let Some(tip) = t.strip_prefix("tip: ") {
+            hints.push(tip.to_string());
+            in_message = false;
+        } else if let Some(u) = t.strip_prefix("Usage: ") {
+            usage = Some(u);
+        } else if t.starts_with("For more information") {
+        } else if in_message {
+            message.push(line);
+        } else {
+            hints.push(t.to_string());
+        }
+    }
+    if message.is_empty() {
+        message.push("invalid arguments");
+    }
+    // The command the usage is of: its words up to the first placeholder or option.
+    let command = usage
+        .map(|u| {
+            u.split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| program.to_string());
+    hints.push(match usage {
+        Some(u) => format!("usage: {u} (`{command} --help` says more)"),
+        None => format!("`{command} --help` says more"),
+    });
+    (message.join("\n"), hints)
 }

@@ -400,21 +400,18 @@ fn exists(name: &str, message: String) -> Error {
 }
 
 pub fn preset_not_found(name: &str, config: &Config) -> Error {
-    let known: Vec<&String> = config.presets.keys().collect();
+    let known: Vec<String> = config.presets.keys().cloned().collect();
+    let suggestions = crate::ops::names::nearest(name, &known);
     Error::new(Code::PresetNotFound, format!("no preset named `{name}`"))
         .with_fix(if known.is_empty() {
             "No presets are defined; create one with `gw preset add NAME -r a,b`".to_string()
         } else {
-            format!(
-                "Known presets: {}",
-                known
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+            crate::ops::names::did_you_mean(
+                &suggestions,
+                &format!("Known presets: {}", known.join(", ")),
             )
         })
-        .with_details(serde_json::json!({ "preset": name }))
+        .with_details(serde_json::json!({ "preset": name, "suggestions": suggestions }))
         .with_action(NextAction::read(
             "List presets",
             &["gw", "preset", "list", "--format", "json"],

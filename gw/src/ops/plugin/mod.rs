@@ -158,7 +158,7 @@ pub fn exec(
     json: bool,
 ) -> Error {
     let Some(path) = find(ctx, name) else {
-        return unknown_command(name, builtins);
+        return removed_command(name).unwrap_or_else(|| unknown_command(name, builtins));
     };
     let workspace = ctx
         .state()
@@ -186,9 +186,54 @@ pub fn exec(
         .with_details(serde_json::json!({ "plugin": name, "path": path }))
 }
 
+/// The Go grove's commands grove does not have, and what to use instead.
+const REMOVED: &[(&str, &str)] = &[
+    (
+        "mcp-serve",
+        "grove has no MCP server: agents run gw itself with `--format json` (`gw skill` prints the skill that teaches them), and `gw-migrate` removes the old `.mcp.json` entries",
+    ),
+    (
+        "explore",
+        "`gw repos` lists every repository grove finds (discovery is always recursive now)",
+    ),
+    (
+        "wizard",
+        "`gw init DIR` sets grove up, and `gw create` asks on a terminal for what it needs",
+    ),
+    (
+        "announce",
+        "announcements were removed with the MCP server; nothing replaces them",
+    ),
+    (
+        "announcements",
+        "announcements were removed with the MCP server; nothing replaces them",
+    ),
+    (
+        "news",
+        "announcements were removed with the MCP server; nothing replaces them",
+    ),
+];
+
+/// `USAGE`: `name` is a command of the Go grove that grove does not have (and no plugin
+/// of that name exists); the fix says what replaced it.
+pub fn removed_command(name: &str) -> Option<Error> {
+    let (_, instead) = REMOVED.iter().find(|(n, _)| *n == name)?;
+    Some(
+        Error::usage(format!(
+            "`gw {name}` was a command of the Go grove and is gone"
+        ))
+        .with_fix(instead.to_string())
+        .with_details(serde_json::json!({
+            "command": name,
+            "removed": true,
+            "replacement": instead,
+        })),
+    )
+}
+
 /// `USAGE`: no built-in command and no plugin called `name`; names the closest built-ins.
 pub fn unknown_command(name: &str, builtins: &[String]) -> Error {
-    let suggestions = nearest(name, builtins);
+    let suggestions = crate::ops::names::nearest(name, builtins);
     let mut fix = match suggestions.as_slice() {
         [] => String::new(),
         [one] => format!("Did you mean `gw {one}`? "),
@@ -206,37 +251,6 @@ pub fn unknown_command(name: &str, builtins: &[String]) -> Error {
     Error::usage(format!("unknown command `{name}`"))
         .with_fix(fix)
         .with_details(serde_json::json!({ "command": name, "suggestions": suggestions }))
-}
-
-/// The built-in commands closest to `word` by edit distance (at most three).
-pub fn nearest(word: &str, candidates: &[String]) -> Vec<String> {
-    let limit = (word.chars().count() / 3).max(2);
-    let mut scored: Vec<(usize, &String)> = candidates
-        .iter()
-        .map(|c| {
-            let d = levenshtein(word, c);
-            let prefix = c.starts_with(word) || word.starts_with(c.as_str());
-            (if prefix { d.min(1) } else { d }, c)
-        })
-        .filter(|(d, _)| *d <= limit)
-        .collect();
-    scored.sort();
-    scored.dedup_by(|a, b| a.1 == b.1);
-    scored.into_iter().take(3).map(|(_, c)| c.clone()).collect()
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// `gw plugin list`: installed plugins, then those on `PATH` (a name found twice is
@@ -361,6 +375,7 @@ mod tests {
         let b: Vec<String> = ["sync", "status", "create", "delete", "doctor", "reset"]
             .map(String::from)
             .to_vec();
+        use crate::ops::names::nearest;
         assert_eq!(nearest("sinc", &b), ["sync"]);
         assert_eq!(nearest("stat", &b)[0], "status");
         assert!(nearest("zzzzzzzz", &b).is_empty());

@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use crate::config::{REPO_FILE as FILE_NAME, RepoConfig};
 use crate::duration;
-use crate::error::{Code, Error, Result};
+use crate::error::{Error, Result};
 use crate::ops::hooks::{Vars, repo_command, repo_shell};
 use crate::ops::ports::{Port, Stack};
 use crate::ops::{Ctx, Label, resolve, trust};
@@ -316,20 +316,11 @@ fn select<'w>(ws: &'w Workspace, names: &[String]) -> Result<Vec<&'w RepoEntry>>
         .map(String::as_str)
         .collect();
     if let Some(first) = unknown.first() {
-        let known: Vec<&str> = ws.repos.iter().map(|r| r.repo_name.as_str()).collect();
-        return Err(Error::new(
-            Code::RepoNotFound,
-            format!("workspace `{}` has no repository `{first}`", ws.name),
-        )
-        .with_details(serde_json::json!({
-            "workspace": ws.name,
-            "unknown": unknown,
-            "repos": known,
-        }))
-        .with_fix(format!(
-            "Pass -r with repositories of the workspace: {}",
-            known.join(", ")
-        )));
+        let mut e = crate::ops::resolve::repo_not_in(ws, first);
+        if let Some(d) = e.details.as_mut() {
+            d["unknown"] = serde_json::json!(unknown);
+        }
+        return Err(e);
     }
     Ok(ws
         .repos
