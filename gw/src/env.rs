@@ -29,8 +29,13 @@ pub struct Env {
     pub complete: Option<String>,
     /// `GW_FORMAT`, when set.
     pub format: Option<String>,
-    /// `GROVE_CD_FILE`: where `gw create` writes the new workspace path for the shell wrapper.
+    /// `GROVE_CD_FILE`: where gw writes the directory the shell integration is to `cd` to
+    /// (the workspace `gw go` or `gw create` leads to, or one that exists after the shell's
+    /// was removed or moved). Set only by the integration (`gw shell-init`).
     pub cd_file: Option<PathBuf>,
+    /// `GROVE_RETURN_DIR`: where the shell was before the integration took it into a
+    /// workspace, to return to when that workspace is deleted.
+    pub return_dir: Option<PathBuf>,
     /// `PATH`, used to find plugins.
     pub path: Option<OsString>,
     /// `SHELL`, used as the default for `gw shell-init`.
@@ -136,6 +141,7 @@ impl Env {
                 .filter(|v| v != "0"),
             format: var("GW_FORMAT").and_then(|v| v.into_string().ok()),
             cd_file: var("GROVE_CD_FILE").map(PathBuf::from),
+            return_dir: var("GROVE_RETURN_DIR").map(PathBuf::from),
             path: var("PATH"),
             shell: var("SHELL").and_then(|v| v.into_string().ok()),
             lock_timeout_ms: var("GW_LOCK_TIMEOUT_MS")
@@ -173,6 +179,7 @@ impl Env {
             complete: None,
             format: None,
             cd_file: None,
+            return_dir: None,
             path: None,
             shell: None,
             lock_timeout_ms: None,

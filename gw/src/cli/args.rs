@@ -109,7 +109,7 @@ pub enum Command {
     Status(StatusArgs),
     /// Print a workspace's path (the shell integration cds into it)
     Go(GoArgs),
-    /// Print the shell integration that lets `gw go` and `gw create` change directory
+    /// Print the shell integration: `gw go` and `gw create` change directory, and no command strands the shell
     ShellInit(ShellInitArgs),
     /// Delete workspaces, their worktrees and the branches grove made
     #[command(visible_alias = "rm")]

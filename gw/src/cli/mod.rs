@@ -11,8 +11,10 @@ pub(crate) mod commands;
 pub mod complete;
 mod help;
 pub mod man;
+mod relocate;
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 
 use clap::FromArgMatches;
 
@@ -29,6 +31,9 @@ use crate::output::{self, ColorChoice, DataFormat, Mode, Printer, Render, Stderr
 pub struct Out {
     pub report: Box<dyn Render>,
     pub data: Option<DataFormat>,
+    /// Where the shell is to go (`gw go`, `gw create`, the new place of a renamed
+    /// workspace the shell is in); see `relocate`.
+    pub cd: Option<PathBuf>,
 }
 
 impl Out {
@@ -36,6 +41,7 @@ impl Out {
         Out {
             report: Box::new(report),
             data: None,
+            cd: None,
         }
     }
 
@@ -43,7 +49,14 @@ impl Out {
         Out {
             report: Box::new(report),
             data,
+            cd: None,
         }
+    }
+
+    /// The same output, taking the shell to `cd` (with the shell integration).
+    pub fn with_cd(mut self, cd: Option<PathBuf>) -> Out {
+        self.cd = cd;
+        self
     }
 }
 
@@ -148,10 +161,12 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
         }
     };
     let started = std::time::Instant::now();
+    let cwd_was_there = crate::fsx::is_dir(&env.cwd);
 
     let result = commands::dispatch(&ctx, command, ui, cli.format);
     events.finish();
     log_command(&args, &result, started.elapsed(), mutates);
+    let asked = result.as_ref().ok().and_then(|o| o.cd.clone());
     let code = match result {
         Ok(out) => {
             let code = output::emit(&mut p, out.report.as_ref(), out.data);
@@ -162,6 +177,10 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
         }
         Err(e) => output::emit_error(&mut p, &cancelled_instead(e)),
     };
+    if let Some(dest) = relocate::destination(&ctx, asked) {
+        let stranded = cwd_was_there && !crate::fsx::is_dir(&env.cwd);
+        relocate::deliver(&ctx, &mut p, &dest, stranded);
+    }
     // Retention has no daemon: each mutating command purges what has expired, a bounded
     // number of entries, after its own output.
     if sweeps && crate::proc::signals::requested().is_none() {

@@ -18,6 +18,9 @@ pub struct GoReport {
     pub path: PathBuf,
     #[serde(skip)]
     pub warnings: Vec<String>,
+    /// The shell integration takes the shell there: the path is not printed.
+    #[serde(skip)]
+    pub integrated: bool,
 }
 
 /// The target of `gw go NAME`.
@@ -29,6 +32,7 @@ pub fn go(ctx: &Ctx<'_>, name: &str) -> Result<GoReport> {
         workspace: Some(ws.name.clone()),
         path: ws.path.clone(),
         warnings: Vec::new(),
+        integrated: false,
     })
 }
 

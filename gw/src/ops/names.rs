@@ -85,43 +85,6 @@ pub fn check_preset(name: &str) -> Result<()> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn workspace_names() {
-        for ok in ["feat-x", "feat_x", "v1.2", "Fix 12"] {
-            check_workspace(ok).unwrap();
-        }
-        for bad in [
-            "",
-            "a/b",
-            "..",
-            "a..b",
-            "-x",
-            ".hidden",
-            "tab\there",
-            "nl\n",
-            " lead",
-        ] {
-            let e = check_workspace(bad).unwrap_err();
-            assert_eq!(e.code, crate::error::Code::Usage, "{bad:?}");
-        }
-        assert_eq!(from_branch("feat/login page/"), "feat-login-page");
-    }
-
-    #[test]
-    fn branches_and_presets() {
-        check_branch("feat/login").unwrap();
-        for bad in ["", "-x", "a..b", "a b", "x.lock", "a~b", "a:b", "/x"] {
-            assert!(check_branch(bad).is_err(), "{bad:?}");
-        }
-        check_preset("back_end-1").unwrap();
-        assert!(check_preset("a.b").is_err());
-    }
-}
-
 /// The candidates closest to `word` (a command, a workspace, a repository, a preset), by
 /// edit distance, at most three: what "did you mean" offers.
 pub fn nearest(word: &str, candidates: &[String]) -> Vec<String> {
@@ -164,4 +127,41 @@ pub fn did_you_mean(suggestions: &[String], then: &str) -> String {
         [init @ .., last] => format!("{} or {last}", init.join(", ")),
     };
     format!("Did you mean {names}? {then}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workspace_names() {
+        for ok in ["feat-x", "feat_x", "v1.2", "Fix 12"] {
+            check_workspace(ok).unwrap();
+        }
+        for bad in [
+            "",
+            "a/b",
+            "..",
+            "a..b",
+            "-x",
+            ".hidden",
+            "tab\there",
+            "nl\n",
+            " lead",
+        ] {
+            let e = check_workspace(bad).unwrap_err();
+            assert_eq!(e.code, crate::error::Code::Usage, "{bad:?}");
+        }
+        assert_eq!(from_branch("feat/login page/"), "feat-login-page");
+    }
+
+    #[test]
+    fn branches_and_presets() {
+        check_branch("feat/login").unwrap();
+        for bad in ["", "-x", "a..b", "a b", "x.lock", "a~b", "a:b", "/x"] {
+            assert!(check_branch(bad).is_err(), "{bad:?}");
+        }
+        check_preset("back_end-1").unwrap();
+        assert!(check_preset("a.b").is_err());
+    }
 }

@@ -50,7 +50,8 @@ pub struct RenameReport {
     pub count: usize,
     #[serde(skip)]
     pub warnings: Vec<String>,
-    /// The current directory was inside the workspace: where it is now.
+    /// The current directory was inside the workspace: where it is now (the shell
+    /// integration goes there).
     #[serde(skip)]
     pub cwd_moved_to: Option<PathBuf>,
 }

@@ -1,5 +1,13 @@
-//! `gw shell-init`: a shell function named `gw` that changes directory after `gw go` and
-//! `gw create`, which a child process cannot do for its parent shell.
+//! `gw shell-init`: a shell function named `gw` that changes the shell's directory, which a
+//! child process cannot do for its parent shell: into the workspace after `gw go` and
+//! `gw create`, and out of a directory a command removed or moved (`delete`, `rename`,
+//! `remove-repo`, `prune`, …) to one that exists.
+//!
+//! The function runs the commands of [`MOVES_SHELL`] with `GROVE_CD_FILE` (a temporary
+//! file, where gw writes the directory the shell should go to) and `GROVE_RETURN_DIR`
+//! (where the shell was before `gw go` or `gw create` took it into a workspace); every
+//! other command runs as it is. To wrap another command, add it to [`MOVES_SHELL`]: each
+//! shell's script is made from that list.
 
 use serde::Serialize;
 
@@ -7,6 +15,29 @@ use crate::error::{Error, Result};
 
 /// The shells grove can integrate with.
 pub const SHELLS: &[&str] = &["bash", "zsh", "fish", "nu"];
+
+/// The commands that may change the shell's directory: they take it into a workspace
+/// (`go`, `create`), or remove or move the directory it may stand in (the others; `ws` for
+/// `gw ws delete`, `apply` for a plan of any of them, `restore` and `undo` for what they
+/// put back where a workspace was, `trash` for `gw trash empty`). One line per command.
+pub const MOVES_SHELL: &[&str] = &[
+    "go",
+    "create",
+    "delete",
+    "rm",
+    "ws",
+    "rename",
+    "remove-repo",
+    "prune",
+    "apply",
+    "restore",
+    "undo",
+    "trash",
+];
+
+/// The commands that take the shell into a workspace: where it was is remembered, to
+/// return to when that workspace is deleted.
+const ENTERS: &[&str] = &["go", "create"];
 
 #[derive(Debug, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -18,27 +49,35 @@ pub struct ShellInitReport {
 /// The wrapper for `shell` (`bash`, `zsh`, `fish` or `nu`; `nushell` is accepted too).
 pub fn shell_init(shell: &str) -> Result<ShellInitReport> {
     let (name, script) = match shell {
-        "bash" => ("bash", POSIX),
-        "zsh" => ("zsh", POSIX),
-        "fish" => ("fish", FISH),
+        "bash" | "zsh" => (shell, POSIX.replace("COMMANDS", &MOVES_SHELL.join("|"))),
+        "fish" => (shell, FISH.replace("COMMANDS", &MOVES_SHELL.join(" "))),
         "nu" | "nushell" => {
             let completer = NU_COMPLETER
                 .replace("VAR", "COMPLETE")
                 .replace("NAME", "gw")
                 .replace("COMPLETER", "\"gw\"");
-            return Ok(ShellInitReport {
-                shell: "nu".to_string(),
-                script: NU.replace("NU_COMPLETER", &completer),
-            });
+            let quoted = |list: &[&str]| {
+                list.iter()
+                    .map(|c| format!("\"{c}\""))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let script = NU
+                .replace("NU_COMPLETER", &completer)
+                .replace("COMMANDS", &quoted(MOVES_SHELL))
+                .replace("ENTERS", &quoted(ENTERS));
+            ("nu", script)
         }
         other => {
             return Err(Error::usage(format!("unsupported shell `{other}`"))
                 .with_fix(format!("Name one of: {}", SHELLS.join(", "))));
         }
     };
+    let script = script.replace("ENTERS_POSIX", &ENTERS.join("|"));
+    let script = script.replace("ENTERS_FISH", &ENTERS.join(" "));
     Ok(ShellInitReport {
         shell: name.to_string(),
-        script: script.to_string(),
+        script,
     })
 }
 
@@ -63,62 +102,51 @@ pub fn detect(parent: Option<&str>, shell_env: Option<&str>) -> String {
 const POSIX: &str = r#"# grove shell integration: eval "$(gw shell-init)"
 gw() {
   case "$1" in
-    go)
-      local __gw_out __gw_rc
-      __gw_out="$(command gw "$@")"
-      __gw_rc=$?
-      if [ "$__gw_rc" -eq 0 ] && [ -d "$__gw_out" ]; then
-        cd "$__gw_out" || return
-      elif [ -n "$__gw_out" ]; then
-        printf '%s\n' "$__gw_out"
-      fi
-      return "$__gw_rc"
-      ;;
-    create)
-      local __gw_cd __gw_rc __gw_dest
-      __gw_cd="$(mktemp "${TMPDIR:-/tmp}/.grove_cd.XXXXXX")" || { command gw "$@"; return; }
-      GROVE_CD_FILE="$__gw_cd" command gw "$@"
-      __gw_rc=$?
-      if [ "$__gw_rc" -eq 0 ] && [ -s "$__gw_cd" ]; then
-        __gw_dest="$(cat "$__gw_cd")"
-        [ -d "$__gw_dest" ] && cd "$__gw_dest"
-      fi
-      rm -f "$__gw_cd"
-      return "$__gw_rc"
-      ;;
-    *)
-      command gw "$@"
-      ;;
+    COMMANDS) ;;
+    *) command gw "$@"; return ;;
   esac
+  local __gw_cd __gw_rc __gw_dest
+  __gw_cd="$(mktemp "${TMPDIR:-/tmp}/.grove_cd.XXXXXX")" || { command gw "$@"; return; }
+  GROVE_CD_FILE="$__gw_cd" GROVE_RETURN_DIR="${__gw_return:-}" command gw "$@"
+  __gw_rc=$?
+  if [ -s "$__gw_cd" ]; then
+    __gw_dest="$(cat "$__gw_cd")"
+    if [ -d "$__gw_dest" ]; then
+      case "$1" in ENTERS_POSIX) [ -d "$PWD" ] && __gw_return="$PWD" ;; esac
+      cd "$__gw_dest" || :
+    fi
+  fi
+  rm -f "$__gw_cd"
+  return "$__gw_rc"
 }
 "#;
 
 const FISH: &str = r#"# grove shell integration: gw shell-init fish | source
 function gw --wraps gw --description 'grove workspaces'
-    switch "$argv[1]"
-        case go
-            set -l out (command gw $argv | string collect)
-            set -l rc $pipestatus[1]
-            if test $rc -eq 0; and test -d "$out"
-                cd "$out"
-            else if test -n "$out"
-                printf '%s\n' "$out"
-            end
-            return $rc
-        case create
-            set -l tmp (set -q TMPDIR; and echo $TMPDIR; or echo /tmp)
-            set -l cdfile (mktemp "$tmp/.grove_cd.XXXXXX")
-            GROVE_CD_FILE=$cdfile command gw $argv
-            set -l rc $status
-            if test $rc -eq 0; and test -s "$cdfile"
-                set -l dest (cat "$cdfile")
-                test -d "$dest"; and cd "$dest"
-            end
-            rm -f "$cdfile"
-            return $rc
-        case '*'
-            command gw $argv
+    if not contains -- "$argv[1]" COMMANDS
+        command gw $argv
+        return
     end
+    set -l tmp (set -q TMPDIR; and echo $TMPDIR; or echo /tmp)
+    set -l cdfile (mktemp "$tmp/.grove_cd.XXXXXX")
+    or begin
+        command gw $argv
+        return
+    end
+    set -q __gw_return; or set -g __gw_return ''
+    GROVE_CD_FILE=$cdfile GROVE_RETURN_DIR=$__gw_return command gw $argv
+    set -l rc $status
+    if test -s "$cdfile"
+        set -l dest (cat "$cdfile")
+        if test -d "$dest"
+            if contains -- "$argv[1]" ENTERS_FISH; and test -d "$PWD"
+                set -g __gw_return $PWD
+            end
+            cd "$dest"
+        end
+    end
+    rm -f "$cdfile"
+    return $rc
 end
 "#;
 
@@ -145,27 +173,33 @@ const NU: &str = r#"# grove shell integration: gw shell-init nu | save -f ~/.gro
 # (it completes workspace names, repositories and presets too)
 NU_COMPLETER
 def --env --wrapped gw [...args: string@"nu-complete gw"] {
-    if ($args | is-not-empty) and ($args | first) == "go" {
-        let out = (^gw ...$args | str trim)
-        if ($out | is-not-empty) and ($out | path exists) and (($out | path type) == "dir") {
-            cd $out
-        } else if ($out | is-not-empty) {
-            print $out
-        }
-    } else if ($args | is-not-empty) and ($args | first) == "create" {
-        let cdfile = (^mktemp ($env.TMPDIR? | default "/tmp" | path join ".grove_cd.XXXXXX") | str trim)
-        try {
-            with-env { GROVE_CD_FILE: $cdfile } { ^gw ...$args }
-        } catch { |err|
-            rm -f $cdfile
-            error make { msg: $err.msg }
-        }
-        let dest = (open --raw $cdfile | str trim)
-        rm -f $cdfile
-        if ($dest | is-not-empty) and ($dest | path exists) { cd $dest }
-    } else {
+    if ($args | is-empty) or not (($args | first) in [COMMANDS]) {
         ^gw ...$args
+        return
     }
+    let tmp = ($env.TMPDIR? | default "/tmp")
+    let cdfile = (^mktemp ($tmp | path join ".grove_cd.XXXXXX") | str trim)
+    let here = $env.PWD
+    let back = ($env.__GW_RETURN? | default "")
+    let failed = try {
+        with-env { GROVE_CD_FILE: $cdfile, GROVE_RETURN_DIR: $back } { ^gw ...$args }
+        null
+    } catch { |err| $err.msg }
+    # nu refuses to run anything while $env.PWD is gone (the command may have removed it):
+    # somewhere that exists first.
+    cd $tmp
+    let dest = (open --raw $cdfile | str trim)
+    rm -f $cdfile
+    if ($dest | is-not-empty) and ($dest | path exists) {
+        if (($args | first) in [ENTERS]) and ($here | path exists) {
+            $env.__GW_RETURN = $here
+        }
+        cd $dest
+    } else if ($here | path exists) {
+        cd $here
+    }
+    if ($here | path exists) { $env.OLDPWD = $here }
+    if $failed != null { error make { msg: $failed } }
 }
 "#;
 
@@ -178,6 +212,14 @@ mod tests {
         for s in SHELLS {
             let r = shell_init(s).unwrap();
             assert!(r.script.contains("GROVE_CD_FILE"), "{s}");
+            // Made from the list: every command that moves the shell is in it.
+            for c in MOVES_SHELL {
+                assert!(r.script.contains(c), "{s}: {c}");
+            }
+            assert!(
+                !r.script.contains("COMMANDS") && !r.script.contains("ENTERS"),
+                "{s}"
+            );
         }
         assert!(shell_init("tcsh").is_err());
         assert_eq!(detect(None, Some("/usr/bin/fish")), "fish");

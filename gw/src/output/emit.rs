@@ -344,3 +344,21 @@ fn parse_failure_text(rendered: &str, program: &str) -> (String, Vec<String>) {
     });
     (message.join("\n"), hints)
 }
+
+/// A hint, on a terminal, that the shell's directory `gone` no longer exists and where to go
+/// instead (the shell integration would have gone there itself).
+pub fn stranded_hint(p: &mut Printer, gone: &std::path::Path, dest: &std::path::Path) {
+    if p.mode != Mode::Text || !p.err_is_terminal {
+        return;
+    }
+    let dest = crate::proc::shell_quote(&dest.to_string_lossy());
+    let _ = p.message(
+        Role::Hint,
+        crate::shown!(
+            "your shell's directory `{}` is gone: `cd {}` (with `eval \"$(gw shell-init)\"`, gw moves the shell itself)",
+            gone.display(),
+            dest
+        ),
+    );
+    let _ = p.flush();
+}

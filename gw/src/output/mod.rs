@@ -19,7 +19,7 @@ pub mod term;
 
 pub use emit::{
     ParseFailure, cancelled, emit, emit_bytes, emit_error, emit_help, emit_parse_failure,
-    exit_on_panic, exit_on_signal,
+    exit_on_panic, exit_on_signal, stranded_hint,
 };
 pub use envelope::{Envelope, ErrorBody, SCHEMA_VERSION, envelope_error, envelope_ok, redacted};
 pub use events::StderrEvents;

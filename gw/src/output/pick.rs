@@ -42,9 +42,12 @@ pub fn stdout_is_terminal() -> bool {
     std::io::stdout().is_terminal()
 }
 
-/// Draws prompts without colour (`--color never`, `NO_COLOR`).
+/// Draws prompts in colour or not (`--color never`, `NO_COLOR`), as stderr's colour says.
 pub fn set_color(color: bool) {
     PLAIN.store(!color, Ordering::Relaxed);
+    // The pickers' styles ask `console` whether *stdout* takes colour, though they are
+    // drawn on stderr: stdout captured (`x="$(gw go)"`) would lose them their colour.
+    console::set_colors_enabled(color);
 }
 
 /// Shows the cursor again and restores the terminal's modes if a prompt was interrupted

@@ -238,5 +238,8 @@ pub fn rename(ctx: &Ctx<'_>, mut a: RenameArgs, ui: Ui) -> CmdResult {
         return dry_run(ctx, PlanCommand::Rename(a), ui);
     }
     a.name = name_or_pick(ctx, a.name, ui)?;
-    Ok(Out::new(ops::rename::rename(ctx, rename_options(a))?))
+    let report = ops::rename::rename(ctx, rename_options(a))?;
+    // The shell in the workspace moves with it.
+    let cd = report.cwd_moved_to.clone();
+    Ok(Out::new(report).with_cd(cd))
 }

@@ -182,7 +182,10 @@ pub fn apply(ctx: &Ctx<'_>, a: ApplyArgs) -> CmdResult {
         Applied::Delete(r) => Out::new(r),
         Applied::AddRepo(r) => Out::new(r),
         Applied::RemoveRepo(r) => Out::new(r),
-        Applied::Rename(r) => Out::new(r),
+        Applied::Rename(r) => {
+            let cd = r.cwd_moved_to.clone();
+            Out::new(r).with_cd(cd)
+        }
         Applied::Reset(r) => Out::new(r),
         Applied::Sync(r) => Out::new(r),
         Applied::Prune(r) => Out::new(r),

@@ -7,7 +7,6 @@ use clap::{Args, Subcommand};
 use crate::cli::args::DataArgs;
 use crate::cli::{CmdResult, Out, Ui, missing};
 use crate::error::{Code, Error};
-use crate::fsx;
 use crate::ops::create::{CreateOptions, Selection, SourceFields};
 use crate::ops::delete::DeleteOptions;
 use crate::ops::{self, Ctx};
@@ -251,11 +250,9 @@ pub fn create(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> CmdResult {
     }
     let opts = create_options(ctx, a, ui)?;
     let report = ops::create::create(ctx, opts)?;
-    if let Some(cd) = ctx.env.cd_file.as_deref().filter(|_| !ui.machine) {
-        // The shell wrapper cds here afterwards; failing to tell it is not worth failing for.
-        let _ = fsx::write_atomic(cd, report.path.to_string_lossy().as_bytes());
-    }
-    Ok(Out::new(report))
+    // The shell integration goes into the new workspace (not in machine mode).
+    let cd = (!ui.machine).then(|| report.path.clone());
+    Ok(Out::new(report).with_cd(cd))
 }
 
 /// Presets first, then "pick manually…" over every repository.
@@ -355,6 +352,7 @@ pub fn go(ctx: &Ctx<'_>, a: GoArgs, ui: Ui) -> CmdResult {
             workspace: None,
             path,
             warnings: Vec::new(),
+            integrated: false,
         }
     } else {
         let name = match a.name {
@@ -371,7 +369,11 @@ pub fn go(ctx: &Ctx<'_>, a: GoArgs, ui: Ui) -> CmdResult {
         )?);
     }
     report.warnings = warnings;
-    Ok(Out::new(report))
+    // With the shell integration, in text mode, the shell goes there and nothing is
+    // printed; without it, the path is printed (`cd "$(gw go NAME)"`).
+    report.integrated = ctx.env.cd_file.is_some() && !ui.machine;
+    let cd = (!ui.machine).then(|| report.path.clone());
+    Ok(Out::new(report).with_cd(cd))
 }
 
 /// The workspace a command is about: `name` when given; else, for a person at a terminal

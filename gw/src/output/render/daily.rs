@@ -162,15 +162,7 @@ impl Render for RenameReport {
                 self.path.display()
             ),
         )?;
-        if let Some(cwd) = &self.cwd_moved_to {
-            p.message(
-                Role::Hint,
-                shown!(
-                    "your shell is still in the old directory: `cd {}`",
-                    crate::proc::shell_quote(&cwd.to_string_lossy())
-                ),
-            )?;
-        }
+        // Where the shell in it is to go: see `cli::relocate`.
         Ok(())
     }
     fn warnings(&self) -> Vec<String> {

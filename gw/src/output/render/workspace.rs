@@ -504,8 +504,13 @@ impl Render for GoReport {
         }
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
-        // The shell wrapper captures this and `cd`s into it (command substitution drops the
-        // newline). On a terminal nothing captured it: the integration is missing.
+        if self.integrated {
+            // The shell integration goes there.
+            return Ok(());
+        }
+        // `cd "$(gw go NAME)"` (command substitution drops the newline), or an older shell
+        // integration, captures this. On a terminal nothing captured it: the integration
+        // is missing.
         p.line(Shown::text(&self.path))?;
         if p.out_is_terminal {
             p.message(
