@@ -30,6 +30,7 @@ pub enum Code {
     StateChanged,
     PortInUse,
     NotInitialized,
+    WorkspaceDirMissing,
     GitFailed,
     HookFailed,
     CorruptState,
@@ -57,6 +58,7 @@ impl Code {
         Code::StateChanged,
         Code::PortInUse,
         Code::NotInitialized,
+        Code::WorkspaceDirMissing,
         Code::GitFailed,
         Code::HookFailed,
         Code::CorruptState,
@@ -83,6 +85,7 @@ impl Code {
             | Code::StateChanged
             | Code::PortInUse => 4,
             Code::NotInitialized
+            | Code::WorkspaceDirMissing
             | Code::GitFailed
             | Code::HookFailed
             | Code::CorruptState
@@ -109,6 +112,7 @@ impl Code {
             Code::StateChanged => "STATE_CHANGED",
             Code::PortInUse => "PORT_IN_USE",
             Code::NotInitialized => "NOT_INITIALIZED",
+            Code::WorkspaceDirMissing => "WORKSPACE_DIR_MISSING",
             Code::GitFailed => "GIT_FAILED",
             Code::HookFailed => "HOOK_FAILED",
             Code::CorruptState => "CORRUPT_STATE",

@@ -162,6 +162,12 @@ pre_delete = '''s="$GW_HOME/state.json"; sed 's/"created_at": "[^"]*"/"created_a
         5,
     );
 
+    // A workspace whose directory was removed by hand.
+    let gone = TestEnv::with_repos(&["api"]);
+    gone.create("g", "g", "api");
+    std::fs::remove_dir_all(gone.ws("g")).unwrap();
+    check(&gone, &["status", "g"], "WORKSPACE_DIR_MISSING", 5);
+
     // A repository whose `.grove.toml` commands nobody approved.
     let untrusted = TestEnv::with_repos(&["api"]);
     std::fs::write(

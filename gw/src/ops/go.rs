@@ -28,6 +28,7 @@ pub fn go(ctx: &Ctx<'_>, name: &str) -> Result<GoReport> {
     ctx.config()?;
     let state = ctx.state()?;
     let ws = resolve::by_name(&state, name)?;
+    resolve::require_dir(ws)?;
     Ok(GoReport {
         workspace: Some(ws.name.clone()),
         path: ws.path.clone(),

@@ -73,6 +73,7 @@ pub fn reset(ctx: &Ctx<'_>, opts: ResetOptions) -> Result<ResetReport> {
     let name = resolve::name(ctx, opts.name.as_deref())?;
     let locks = tx::lock_workspaces(ctx, &[&name])?;
     let ws = resolve::by_name(&ctx.state()?, &name)?.clone();
+    resolve::require_dir(&ws)?;
     let plans = parallel::map(&ws.repos, |r| plan(&ws.name, r, opts.discard));
     let mut fetch = true;
     if let Some(expect) = &opts.expect {
@@ -229,6 +230,7 @@ fn inputs(name: &str, discard: bool) -> serde_json::Value {
 pub fn plan_doc(ctx: &Ctx<'_>, opts: &ResetOptions) -> Result<PlanDoc> {
     ctx.config()?;
     let ws = resolve::workspace(&ctx.state()?, opts.name.as_deref(), &ctx.env.cwd)?.clone();
+    resolve::require_dir(&ws)?;
     let plans = parallel::map(&ws.repos, |r| plan(&ws.name, r, opts.discard));
     let described = describe(&ws, &plans);
     Ok(plan::document(

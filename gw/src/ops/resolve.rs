@@ -85,3 +85,30 @@ pub fn repo_not_in(ws: &Workspace, name: &str) -> Error {
         &format!("Its repositories: {}", known.join(", ")),
     ))
 }
+
+/// `WORKSPACE_DIR_MISSING` unless the directory of `ws` exists: a workspace whose directory
+/// was removed by hand is not one to go to, show, run, sync or reset; `gw doctor --fix`
+/// drops its entry.
+pub fn require_dir(ws: &Workspace) -> Result<()> {
+    if crate::fsx::is_dir(&ws.path) {
+        return Ok(());
+    }
+    Err(Error::new(
+        Code::WorkspaceDirMissing,
+        format!(
+            "the directory of workspace `{}` is gone: `{}`",
+            ws.name,
+            ws.path.display()
+        ),
+    )
+    .with_fix("Run `gw doctor` to see what is left of it; `gw doctor --fix` drops the stale entry (then `gw create` can make it again)")
+    .with_details(serde_json::json!({ "workspace": ws.name, "path": ws.path }))
+    .with_action(NextAction::read(
+        "See what is left of it",
+        &["gw", "doctor", "--format", "json"],
+    ))
+    .with_action(NextAction::write(
+        "Drop the stale entry",
+        &["gw", "doctor", "--fix", "--format", "json"],
+    )))
+}

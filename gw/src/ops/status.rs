@@ -175,6 +175,7 @@ pub fn status(ctx: &Ctx<'_>, name: Option<&str>) -> Result<StatusReport> {
     let config = ctx.config()?;
     let state = ctx.state()?;
     let ws = resolve::workspace(&state, name, &ctx.env.cwd)?;
+    resolve::require_dir(ws)?;
     Ok(of(&config, ws))
 }
 

@@ -149,6 +149,7 @@ pub fn run(ctx: &Ctx<'_>, opts: &RunOptions) -> Result<RunReport> {
     // A workspace the Go grove recorded gets its slot here, the first time it runs.
     let state = ctx.store.load_with_slots()?;
     let ws = resolve::workspace(&state, opts.name.as_deref(), &ctx.env.cwd)?;
+    resolve::require_dir(ws)?;
     let entries = select(ws, &opts.repos)?;
     let mut jobs = Vec::with_capacity(entries.len());
     // The `.grove.toml` read for each repository (none for `gw run -- CMD`).

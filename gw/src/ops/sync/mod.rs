@@ -156,6 +156,7 @@ pub fn sync(ctx: &Ctx<'_>, opts: SyncOptions) -> Result<SyncReport> {
     // while the `pre_sync`/`post_sync` hooks run, since they may call gw.
     let locks = tx::lock_workspaces(ctx, &[&name])?;
     let ws = resolve::by_name(&ctx.state()?, &name)?.clone();
+    resolve::require_dir(&ws)?;
     ctx.events.progress(&format!(
         "syncing {} of {}",
         crate::ops::count(ws.repos.len(), "repository", "repositories"),
@@ -202,6 +203,7 @@ fn inputs(name: &str) -> serde_json::Value {
 pub fn plan_doc(ctx: &Ctx<'_>, opts: &SyncOptions) -> Result<PlanDoc> {
     ctx.config()?;
     let ws = resolve::workspace(&ctx.state()?, opts.name.as_deref(), &ctx.env.cwd)?.clone();
+    resolve::require_dir(&ws)?;
     let described = describe(ctx, &ws);
     Ok(plan::document(PlanKind::Sync, inputs(&ws.name), described))
 }
