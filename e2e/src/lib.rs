@@ -338,11 +338,15 @@ impl TestEnv {
         let mut cmd = Command::new(program);
         self.hermetic(&mut cmd);
         let bin_dir = self.bin().parent().expect("bin dir");
-        let path = format!(
-            "{}:{}",
-            bin_dir.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
+        // After the gw under test, the PATH its runs get (a fake git's first, if set).
+        let rest = self
+            .extra_env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| std::env::var("PATH").unwrap_or_default());
+        let path = format!("{}:{rest}", bin_dir.display());
         cmd.env("PATH", path);
         cmd
     }

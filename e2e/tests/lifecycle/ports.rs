@@ -224,7 +224,9 @@ fn two_workspaces_run_the_same_stack_side_by_side() {
     }
     for ((v, stderr), ws) in envelopes.iter().zip(["one", "two"]) {
         e2e::schema::validate("run", &v["result"]);
-        assert_eq!(v["ok"], true, "{v:#}\n{stderr}");
+        // Stopped by SIGTERM: cancelled, with the result of each repository.
+        assert_eq!(v["ok"], false, "{v:#}\n{stderr}");
+        assert_eq!(v["error"]["code"], "CANCELLED", "{v:#}");
         assert_eq!(v["result"]["workspace"], ws);
         assert_eq!(v["result"]["stopped_by"], "signal");
         for repo in ["api", "web"] {

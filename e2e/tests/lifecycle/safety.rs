@@ -472,7 +472,8 @@ fn ctrl_c_rolls_back_and_says_cancelled() {
             assert_eq!(run.error_code(), "CANCELLED", "{run}");
         } else {
             assert!(run.stdout.is_empty(), "{run}");
-            assert!(run.stderr.contains("cancelled by"), "{run}");
+            assert!(run.stderr.starts_with("cancelled:"), "{run}");
+            assert!(run.stderr.contains("rolled back"), "{run}");
         }
         assert!(journals(&env).is_empty(), "no journal is left");
         env.assert_unchanged(&before);

@@ -131,6 +131,11 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
         };
         return output::emit_help(&mut p, &help);
     };
+    // No `^C` echoed into the live display or before the word `cancelled` (a plugin gets
+    // the terminal as it is: gw is replaced by it).
+    if p.err_is_terminal && !matches!(command, args::Command::External(_)) {
+        output::quiet_ctrl_c();
+    }
     let events = StderrEvents::new(cli.verbose, p.color_err());
     // The question about `.grove.toml` commands, with the live display off the screen.
     let ask = |u: &[crate::ops::trust::Untrusted]| {
@@ -165,6 +170,7 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
 
     let result = commands::dispatch(&ctx, command, ui, cli.format);
     events.finish();
+    output::restore_echo();
     log_command(&args, &result, started.elapsed(), mutates);
     let asked = result.as_ref().ok().and_then(|o| o.cd.clone());
     let code = match result {
@@ -191,13 +197,12 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
 
 /// A command that failed after SIGINT or SIGTERM asked it to stop failed because of that
 /// (a step was interrupted, or it stopped between steps): `CANCELLED`, with what happened
-/// in the message — unless something is left for recovery, which matters more.
+/// in the message — unless something is left for recovery, which matters more. Every
+/// cancellation is said the same way, starting with `cancelled`.
 fn cancelled_instead(e: Error) -> Error {
+    use crate::error::Code;
     match crate::proc::signals::requested() {
-        Some(sig)
-            if e.code != crate::error::Code::RecoveryPending
-                && e.code != crate::error::Code::Cancelled =>
-        {
+        Some(sig) if e.code != Code::RecoveryPending && e.code != Code::Cancelled => {
             let c = output::cancelled(sig);
             let message = format!("{}: {}", c.message, e.message);
             let c = c.with_message(message);
@@ -205,6 +210,10 @@ fn cancelled_instead(e: Error) -> Error {
                 Some(d) => c.with_details(d),
                 None => c,
             }
+        }
+        _ if e.code == Code::Cancelled && !e.message.starts_with("cancelled") => {
+            let message = format!("cancelled: {}", e.message);
+            e.with_message(message)
         }
         _ => e,
     }

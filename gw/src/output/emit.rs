@@ -111,8 +111,22 @@ pub fn exit_on_signal(mode: Mode, color: ColorChoice) -> std::io::Result<()> {
             .get()
             .copied()
             .unwrap_or((Mode::Text, ColorChoice::Never));
-        let once = once();
+        // The live display off the screen and the terminal as it was, whatever comes next.
+        progress::clear_all();
+        pick::restore_echo();
+        let once = match ONCE.try_lock() {
+            Ok(once) => once,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            // The command's output is being written, and may be blocked on a reader that
+            // does not read (`gw list | stalled`): end now, without a word more (stdout is
+            // mid-document, stderr may be the same pipe). Waiting for the writer would lose
+            // the signal.
+            Err(std::sync::TryLockError::WouldBlock) => {
+                std::process::exit(Code::Cancelled.exit_code().into())
+            }
+        };
         if *once {
+            // Written already: the command is about to exit anyway.
             return;
         }
         let mut p = Printer::stdio(mode, color, None);
@@ -122,12 +136,11 @@ pub fn exit_on_signal(mode: Mode, color: ColorChoice) -> std::io::Result<()> {
     })
 }
 
-/// The error of a command ended by `sig` before it changed anything.
+/// The error of a command ended by `sig` before it changed anything: `cancelled`, as a
+/// prompt left with Esc says it (the signal is in `details`).
 pub fn cancelled(sig: i32) -> Error {
-    Error::new(
-        Code::Cancelled,
-        format!("cancelled by {}", crate::proc::signal_name(sig)),
-    )
+    Error::new(Code::Cancelled, "cancelled")
+        .with_details(serde_json::json!({ "signal": crate::proc::signal_name(sig) }))
 }
 
 static ONCE: std::sync::Mutex<bool> = std::sync::Mutex::new(false);

@@ -23,6 +23,7 @@ pub use emit::{
 };
 pub use envelope::{Envelope, ErrorBody, SCHEMA_VERSION, envelope_error, envelope_ok, redacted};
 pub use events::StderrEvents;
+pub use pick::{quiet_ctrl_c, restore_echo};
 pub use style::Role;
 pub use term::{Show, Shown};
 

@@ -58,6 +58,53 @@ pub fn restore_terminal() {
         let _ = console::Term::stderr().show_cursor();
         let _ = std::io::stderr().write_all(b"\n");
     }
+    restore_echo();
+}
+
+/// The terminal's modes before [`quiet_ctrl_c`] changed them.
+static ECHO_SAVED: Mutex<Option<Termios>> = Mutex::new(None);
+
+/// While gw works at a terminal, Ctrl-C is not echoed as `^C`: the echo lands where the
+/// live display's cursor is (at the end of a line as wide as the terminal, so on the next
+/// one), which leaves the display a line off and its last frame on the screen, and it
+/// puts `^C` before the one line that says the command was cancelled. [`restore_echo`]
+/// puts the mode back (the CLI calls it when the command is done, the signal and panic
+/// paths on their way out).
+pub fn quiet_ctrl_c() {
+    let tty = rustix::stdio::stderr();
+    if !foreground() {
+        return;
+    }
+    let Ok(modes) = tcgetattr(tty) else { return };
+    if !modes.local_modes.contains(LocalModes::ECHOCTL) {
+        return;
+    }
+    let mut quiet = modes.clone();
+    quiet.local_modes.remove(LocalModes::ECHOCTL);
+    if tcsetattr(tty, OptionalActions::Now, &quiet).is_ok() {
+        *ECHO_SAVED.lock().unwrap_or_else(|e| e.into_inner()) = Some(modes);
+    }
+}
+
+/// Whether gw is in the terminal's foreground: a process in the background (`source <(gw
+/// completions zsh)`, a job sent to the background) that changes the terminal's modes is
+/// stopped by SIGTTOU, and would wait forever.
+fn foreground() -> bool {
+    rustix::termios::tcgetpgrp(rustix::stdio::stderr())
+        .is_ok_and(|pgrp| pgrp == rustix::process::getpgrp())
+}
+
+/// Undoes [`quiet_ctrl_c`] (when gw is still in the foreground).
+pub fn restore_echo() {
+    let saved = ECHO_SAVED.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(modes) = saved
+        && foreground()
+        && let Ok(mut now) = tcgetattr(rustix::stdio::stderr())
+    {
+        now.local_modes
+            .insert(modes.local_modes & LocalModes::ECHOCTL);
+        let _ = tcsetattr(rustix::stdio::stderr(), OptionalActions::Now, &now);
+    }
 }
 
 /// Turns off the terminal's `ISIG` (Ctrl-C, Ctrl-Z, Ctrl-\\ as signals) until
@@ -97,20 +144,54 @@ fn guarded<T>(f: impl FnOnce() -> T) -> T {
     r
 }
 
-/// Runs one prompt, marking it active while it is on screen.
-fn ask<T>(f: impl FnOnce(RenderConfig<'static>) -> inquire::error::InquireResult<T>) -> Result<T> {
+/// Runs one prompt of at most `lines` lines, marking it active while it is on screen.
+///
+/// Left with Esc or Ctrl-C, the prompt is taken off the screen, so that the one word said
+/// is `cancelled`, the same for both: inquire leaves `? Prompt <canceled>` after Esc, and
+/// the whole prompt after Ctrl-C, its cursor below it. So before it is drawn, room for it is
+/// made below the cursor (the screen scrolls now, if it must, not while it is drawn) and
+/// the cursor's place is saved; on the way out it goes back there and clears below.
+fn ask<T>(
+    lines: usize,
+    f: impl FnOnce(RenderConfig<'static>) -> inquire::error::InquireResult<T>,
+) -> Result<T> {
     let config = if PLAIN.load(Ordering::Relaxed) {
         RenderConfig::empty()
     } else {
         RenderConfig::default_colored()
     };
+    let term = console::Term::stderr();
+    let _ = term
+        .write_str(&"\n".repeat(lines))
+        .and_then(|()| term.move_cursor_up(lines))
+        .and_then(|()| term.write_str(SAVE_CURSOR));
     let r = guarded(|| f(config));
+    let left = match &r {
+        Err(InquireError::OperationCanceled | InquireError::OperationInterrupted) => true,
+        Err(InquireError::IO(e)) => e.kind() == std::io::ErrorKind::Interrupted,
+        _ => false,
+    };
+    if left {
+        let _ = term
+            .write_str(RESTORE_CURSOR)
+            .and_then(|()| term.clear_to_end_of_screen());
+    }
     r.map_err(|e| match e {
         InquireError::OperationCanceled | InquireError::OperationInterrupted => cancelled(),
         // Ctrl-C, read as a key by the terminal library, which then raised SIGINT.
         InquireError::IO(e) if e.kind() == std::io::ErrorKind::Interrupted => cancelled(),
         other => Error::new(Code::Cancelled, format!("prompt failed: {other}")),
     })
+}
+
+/// DECSC and DECRC: the cursor's place, saved and restored by the terminal.
+const SAVE_CURSOR: &str = "\x1b7";
+const RESTORE_CURSOR: &str = "\x1b8";
+
+/// The most lines a list prompt of `items` draws: the question, the visible items, a
+/// line for "no match" or more items, and the help.
+fn list_lines(items: usize) -> usize {
+    items.clamp(1, page_size()) + 3
 }
 
 const FILTER_HELP: &str = "type to filter, ↑↓ to move, enter to choose, esc to cancel";
@@ -122,7 +203,7 @@ pub fn one(prompt: &str, items: &[String], default: usize) -> Result<usize> {
     let options = Item::all(items);
     let start = default.min(items.len().saturating_sub(1));
     let prompt = escape(prompt);
-    ask(|config| {
+    ask(list_lines(items.len()), |config| {
         Select::new(&prompt, options)
             .with_render_config(config)
             .with_starting_cursor(start)
@@ -138,7 +219,7 @@ pub fn one(prompt: &str, items: &[String], default: usize) -> Result<usize> {
 pub fn many(prompt: &str, items: &[String]) -> Result<Vec<usize>> {
     let options = Item::all(items);
     let prompt = escape(prompt);
-    let chosen = ask(|config| {
+    let chosen = ask(list_lines(items.len()), |config| {
         MultiSelect::new(&prompt, options)
             .with_render_config(config)
             .with_help_message(MANY_HELP)
@@ -155,7 +236,7 @@ pub fn many(prompt: &str, items: &[String]) -> Result<Vec<usize>> {
 /// A line of text, with a default.
 pub fn text(prompt: &str, default: &str) -> Result<String> {
     let prompt = escape(prompt);
-    ask(|config| {
+    ask(3, |config| {
         let mut input = Text::new(&prompt)
             .with_render_config(config)
             .with_help_message("enter to accept, esc to cancel");
@@ -197,7 +278,11 @@ pub fn confirm(prompt: &str) -> Result<bool> {
     });
     match answer {
         Ok(Some(yes)) => Ok(yes),
-        Ok(None) => Err(cancelled()),
+        Ok(None) => {
+            // The question goes, as a cancelled picker's does.
+            let _ = term.clear_last_lines(1);
+            Err(cancelled())
+        }
         Err(e) => Err(Error::new(Code::Cancelled, format!("prompt failed: {e}"))),
     }
 }

@@ -28,10 +28,24 @@ struct Inner {
     name_width: usize,
 }
 
+/// The display drawn now, for [`clear_all`].
+static SHOWN: Mutex<Option<MultiProgress>> = Mutex::new(None);
+
+/// Takes the live display off the screen for good: the process is about to end (a signal).
+pub fn clear_all() {
+    let shown = SHOWN.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(multi) = shown {
+        let _ = multi.clear();
+        multi.set_draw_target(ProgressDrawTarget::hidden());
+    }
+}
+
 impl Live {
     pub fn new() -> Live {
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(10));
+        *SHOWN.lock().unwrap_or_else(|e| e.into_inner()) = Some(multi.clone());
         Live {
-            multi: MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(10)),
+            multi,
             inner: Mutex::new(Inner::default()),
         }
     }

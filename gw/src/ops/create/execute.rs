@@ -1,6 +1,6 @@
 //! Carrying out a create plan in a transaction, and the setup that follows.
 
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::fsx;
 use crate::ops::hooks::{self, Vars};
 use crate::ops::tx::{self, Tx, Undo};
@@ -218,10 +218,26 @@ fn fail(
     for clone in &plan.cloned {
         let _ = crate::ops::safety::remove::clone(ctx, clone);
     }
+    let rolled_back: Vec<&str> = repos
+        .iter()
+        .filter(|r| r.outcome == Outcome::RolledBack)
+        .map(|r| r.repo.as_str())
+        .collect();
     let details = serde_json::json!({ "workspace": plan.name, "operation": id, "repos": repos });
-    let err = cause
-        .context(format!("cannot create workspace `{}`", plan.name))
-        .with_details(details);
+    let err = if cause.code == Code::Cancelled {
+        // Said as every cancellation is: what did not happen, and what was undone.
+        let undone = match rolled_back.as_slice() {
+            [] => String::new(),
+            names => format!("; rolled back the worktrees of {}", names.join(", ")),
+        };
+        cause.with_message(format!(
+            "cancelled: workspace `{}` was not created{undone}",
+            plan.name
+        ))
+    } else {
+        cause.context(format!("cannot create workspace `{}`", plan.name))
+    }
+    .with_details(details);
     if clean {
         err
     } else {

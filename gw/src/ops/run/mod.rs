@@ -251,7 +251,18 @@ pub fn run(ctx: &Ctx<'_>, opts: &RunOptions) -> Result<RunReport> {
         StopReason::Signal(_) => StopCause::Signal,
         StopReason::Timeout => StopCause::Timeout,
     });
-    let error = failure(ws, &repos, opts.command.is_some());
+    // Stopped by Ctrl-C or SIGTERM: cancelled (exit 8), so `gw run && deploy` stops too;
+    // a failure before it still comes first. The timeout is a bounded success.
+    let error = failure(ws, &repos, opts.command.is_some()).or_else(|| match stop.reason() {
+        Some(StopReason::Signal(sig)) => Some(
+            Error::new(
+                crate::error::Code::Cancelled,
+                "cancelled: every process was stopped",
+            )
+            .with_details(serde_json::json!({ "signal": proc::signal_name(sig) })),
+        ),
+        _ => None,
+    });
     Ok(RunReport {
         workspace: ws.name.clone(),
         path: ws.path.clone(),

@@ -246,10 +246,8 @@ impl<'c, 'a> Tx<'c, 'a> {
 
 /// `CANCELLED`: a signal asked the operation to stop.
 pub fn cancelled(sig: i32, when: &str) -> Error {
-    Error::new(
-        Code::Cancelled,
-        format!("cancelled by {} {when}", proc::signal_name(sig)),
-    )
+    Error::new(Code::Cancelled, format!("cancelled {when}"))
+        .with_details(serde_json::json!({ "signal": proc::signal_name(sig) }))
 }
 
 fn journal_write_error(e: &journal::Error) -> Error {
