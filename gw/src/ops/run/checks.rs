@@ -191,10 +191,10 @@ pub(super) fn failure(ws: &Workspace, repos: &[RunResult], one_command: bool) ->
         Error::new(Code::HookFailed, message)
             .with_details(serde_json::json!({ "workspace": ws.name, "repos": names }))
             .with_fix(if one_command {
-                "Read each failed repository's `detail` (the last lines of output)".to_string()
+                "The last lines of each failed process are shown under it (in machine mode: its `detail`)".to_string()
             } else {
                 format!(
-                    "Read each failed repository's `detail` (the last lines of output) and fix its {FILE_NAME} `run`/`pre_run` command or what it runs"
+                    "The last lines of each failed process are shown under it (in machine mode: its `detail`): fix its {FILE_NAME} `run`/`pre_run` command or what it runs"
                 )
             }),
     )

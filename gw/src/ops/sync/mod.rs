@@ -462,7 +462,7 @@ fn failure(ws: &Workspace, repos: &[RepoSync], command: &str) -> Option<Error> {
             summary.join("; ")
         ),
     )
-    .with_fix("See each repository's detail; nothing was changed in a repository that failed")
+    .with_fix("Each failed repository says why, with the commands that resolve it (in machine mode: its `detail` and the next actions); nothing was changed in a repository that failed")
     .with_details(serde_json::json!({
         "workspace": ws.name,
         "failed": failed.iter().map(|r| serde_json::json!({

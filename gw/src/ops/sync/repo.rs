@@ -239,7 +239,7 @@ pub(super) fn rebase(ctx: &Ctx<'_>, workspace: &str, b: Behind) -> (RepoSync, Op
             out.actions.push(out.status_action());
             out.actions.push(NextAction::write(
                 format!(
-                    "Rebase {name} by hand to resolve the conflicts (`git rebase --abort` undoes it)"
+                    "Rebase {name} by hand: resolve the conflicts, `git add` the files, then `git rebase --continue` (or `git rebase --abort` to give up)"
                 ),
                 &["git", "-C", &path, "rebase", &base],
             ));

@@ -34,16 +34,23 @@ fn repo_line(p: &mut Printer, r: &RepoResult) -> io::Result<()> {
 }
 
 fn sync_text(p: &mut Printer, repos: &[RepoSync]) -> io::Result<()> {
-    // Skipped repositories are shown once, as warnings, and failed ones in the error.
-    for r in repos
-        .iter()
-        .filter(|r| !matches!(r.outcome(), Outcome::Skipped | Outcome::Failed))
-    {
+    // Skipped repositories are shown once, as warnings; failed ones with what failed and the
+    // commands that resolve it (the error after them sums up).
+    for r in repos.iter().filter(|r| r.outcome() != Outcome::Skipped) {
         let line = match (&r.result.outcome, &r.result.detail) {
             (_, Some(d)) => shown!("{}: {}", r.result.repo, d),
             (o, None) => shown!("{}: {}", r.result.repo, o.as_str()),
         };
-        p.message(role(r.outcome()), line)?;
+        if r.outcome() == Outcome::Failed {
+            let mark = p.paint_err(Role::Error, "✗");
+            p.message(Role::Plain, shown!("{} {}", mark, line))?;
+            for a in &r.actions {
+                p.message(Role::Plain, shown!("  {}:", a.description))?;
+                p.message(Role::Plain, shown!("    {}", a.command))?;
+            }
+        } else {
+            p.message(role(r.outcome()), line)?;
+        }
     }
     Ok(())
 }

@@ -29,6 +29,14 @@ impl Render for RunReport {
             let repo = format!("{:<width$}", r.repo);
             let line = shown!("{} {}  {}", p.paint_err(role, mark), repo, summary(r));
             p.message(Role::Plain, line)?;
+            // A failure's last lines of output, under its line.
+            if r.outcome == RunOutcome::Failed
+                && let Some(detail) = &r.detail
+            {
+                for l in detail.lines().skip(1) {
+                    p.message(Role::Plain, shown!("    {}", l))?;
+                }
+            }
         }
         Ok(())
     }
