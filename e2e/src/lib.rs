@@ -929,6 +929,29 @@ impl Run {
         v["result"].clone()
     }
 
+    /// The result of `gw doctor … --format json`: exit 0 when it found nothing wrong (or,
+    /// with `--fix`, left nothing), else `ISSUES_FOUND` (exit 5) with the issues, or the
+    /// code of what `--fix` could not do — the result is there either way.
+    #[track_caller]
+    pub fn doctor(self) -> Value {
+        let v = self.json();
+        if v["ok"] == true {
+            assert_eq!(self.status, 0, "{self}");
+        } else {
+            let code = v["error"]["code"].as_str().unwrap_or("").to_string();
+            let exit = match code.as_str() {
+                "ISSUES_FOUND" | "GIT_FAILED" | "RECOVERY_REFUSED" => 5,
+                "TRANSIENT" => 7,
+                other => panic!("doctor's failure {other}:\n{self}"),
+            };
+            assert_eq!(self.status, exit, "{self}");
+            if code == "ISSUES_FOUND" {
+                assert_ne!(v["result"]["count"], 0, "{self}");
+            }
+        }
+        v["result"].clone()
+    }
+
     /// The envelope's `error.code` (asserting `ok: false`).
     #[track_caller]
     pub fn error_code(&self) -> String {

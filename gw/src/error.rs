@@ -35,6 +35,8 @@ pub enum Code {
     HookFailed,
     CorruptState,
     RecoveryPending,
+    RecoveryRefused,
+    IssuesFound,
     PermissionDenied,
     UntrustedCommands,
     Transient,
@@ -63,6 +65,8 @@ impl Code {
         Code::HookFailed,
         Code::CorruptState,
         Code::RecoveryPending,
+        Code::RecoveryRefused,
+        Code::IssuesFound,
         Code::PermissionDenied,
         Code::UntrustedCommands,
         Code::Transient,
@@ -89,7 +93,9 @@ impl Code {
             | Code::GitFailed
             | Code::HookFailed
             | Code::CorruptState
-            | Code::RecoveryPending => 5,
+            | Code::RecoveryPending
+            | Code::RecoveryRefused
+            | Code::IssuesFound => 5,
             Code::PermissionDenied | Code::UntrustedCommands => 6,
             Code::Transient => 7,
             Code::Cancelled => 8,
@@ -117,6 +123,8 @@ impl Code {
             Code::HookFailed => "HOOK_FAILED",
             Code::CorruptState => "CORRUPT_STATE",
             Code::RecoveryPending => "RECOVERY_PENDING",
+            Code::RecoveryRefused => "RECOVERY_REFUSED",
+            Code::IssuesFound => "ISSUES_FOUND",
             Code::PermissionDenied => "PERMISSION_DENIED",
             Code::UntrustedCommands => "UNTRUSTED_COMMANDS",
             Code::Transient => "TRANSIENT",

@@ -162,6 +162,33 @@ pre_delete = '''s="$GW_HOME/state.json"; sed 's/"created_at": "[^"]*"/"created_a
         5,
     );
 
+    // Doctor finding issues, and a recovery it refuses: a journal (of a gw long gone) that
+    // would delete a branch in a repository grove does not know.
+    let refused = TestEnv::with_repos(&["api"]);
+    refused.create("w", "w", "api");
+    std::fs::remove_dir_all(refused.ws("w").join("api")).unwrap();
+    check(&refused, &["doctor"], "ISSUES_FOUND", 5);
+    let stranger = refused.root.join("stranger");
+    std::fs::create_dir_all(&stranger).unwrap();
+    refused.git(&stranger, &["init", "-q", "-b", "main"]);
+    refused.git(&stranger, &["commit", "-q", "--allow-empty", "-m", "x"]);
+    let tip = refused
+        .git(&stranger, &["rev-parse", "HEAD"])
+        .trim()
+        .to_string();
+    let ops = refused.grove_home.join("operations");
+    std::fs::create_dir_all(&ops).unwrap();
+    let id = "20260101T000000000000000-1-0-delete-w";
+    let record = serde_json::json!({
+        "version": 1, "id": id, "kind": "delete", "workspace": "w", "pid": 1,
+        "started_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+        "phase": "committed",
+        "steps": [{"action": "delete_branch", "repo": "stranger", "source": s(&stranger),
+                   "branch": "main", "tip": tip, "status": "planned"}]
+    });
+    std::fs::write(ops.join(format!("{id}.json")), record.to_string()).unwrap();
+    check(&refused, &["doctor", "--fix"], "RECOVERY_REFUSED", 5);
+
     // A workspace whose directory was removed by hand.
     let gone = TestEnv::with_repos(&["api"]);
     gone.create("g", "g", "api");

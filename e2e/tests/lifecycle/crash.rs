@@ -213,7 +213,7 @@ fn recover_and_check(env: &TestEnv, what: &str, probe: &[&str], before: &str, af
         Vec::<String>::new(),
         "{what}: trash is left"
     );
-    let healthy = env.gw(&["doctor", "--format", "json"]).success().result();
+    let healthy = env.gw(&["doctor", "--format", "json"]).doctor();
     assert_eq!(
         healthy["healthy"], true,
         "{what}: {healthy:#}\nafter doctor --fix: {result:#}"

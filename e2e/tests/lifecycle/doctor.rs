@@ -18,7 +18,7 @@ fn doctor_before_and_after_deleting_a_worktree_by_hand() {
     let env = TestEnv::with_repos(&["api", "web"]);
     env.gw(&["create", "feat-x", "-b", "feat/x", "-r", "api,web"])
         .success();
-    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let r = env.gw(&["doctor", "--format", "json"]).doctor();
     assert_eq!(r["healthy"], true, "{r:#}");
     assert_eq!(kinds(&r), Vec::<String>::new());
     assert!(
@@ -30,9 +30,11 @@ fn doctor_before_and_after_deleting_a_worktree_by_hand() {
 
     let web = env.workspace_dir().join("feat-x/web");
     std::fs::remove_dir_all(&web).unwrap();
-    let run = env.gw(&["doctor", "--format", "json"]).success();
+    // Issues found: exit 5, `ISSUES_FOUND`, with the issues in the result.
+    let run = env.gw(&["doctor", "--format", "json"]).code(5);
     run.envelope("doctor");
-    let r = run.result();
+    assert_eq!(run.error_code(), "ISSUES_FOUND", "{run}");
+    let r = run.json()["result"].clone();
     assert_eq!(r["healthy"], false);
     assert_eq!(kinds(&r), ["worktree_missing"]);
     let issue = &r["issues"][0];
@@ -46,20 +48,17 @@ fn doctor_before_and_after_deleting_a_worktree_by_hand() {
     );
 
     // The Go grove's bare shape.
-    let bare = env.gw(&["doctor", "--json"]).success().json();
+    let bare = env.gw(&["doctor", "--json"]).code(5).json();
     let bare = bare.as_array().expect("a bare array");
     assert_eq!(bare.len(), 1);
     for key in ["workspace", "repo", "issue", "suggested_action"] {
         assert!(bare[0].get(key).is_some(), "{key} in {bare:?}");
     }
 
-    let r = env
-        .gw(&["doctor", "--fix", "--format", "json"])
-        .success()
-        .result();
+    let r = env.gw(&["doctor", "--fix", "--format", "json"]).doctor();
     assert_eq!(r["fixed"], 1, "{r:#}");
     assert_eq!(r["issues"][0]["outcome"], "fixed");
-    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let r = env.gw(&["doctor", "--format", "json"]).doctor();
     assert_eq!(kinds(&r), Vec::<String>::new(), "nothing left after --fix");
     let list = env.git(&env.repos.join("web"), &["worktree", "list", "--porcelain"]);
     assert!(
@@ -105,7 +104,7 @@ fn doctor_fixes_what_is_safe_and_leaves_the_rest() {
     env.git(&api, &["switch", "-q", "-c", "elsewhere"]);
     env.git(&env.repos.join("api"), &["branch", "-D", "feat/x"]);
 
-    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let r = env.gw(&["doctor", "--format", "json"]).doctor();
     let mut found = kinds(&r);
     found.sort();
     assert_eq!(
@@ -119,10 +118,7 @@ fn doctor_fixes_what_is_safe_and_leaves_the_rest() {
         "{r:#}"
     );
 
-    let r = env
-        .gw(&["doctor", "--fix", "--format", "json"])
-        .success()
-        .result();
+    let r = env.gw(&["doctor", "--fix", "--format", "json"]).doctor();
     assert_eq!(
         (r["fixed"].as_u64(), r["left"].as_u64()),
         (Some(3), Some(1)),
@@ -152,7 +148,7 @@ fn doctor_fixes_what_is_safe_and_leaves_the_rest() {
         .collect();
     assert_eq!(names, ["feat-x"]);
 
-    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let r = env.gw(&["doctor", "--format", "json"]).doctor();
     assert!(
         r["issues"]
             .as_array()
@@ -173,7 +169,7 @@ fn doctor_reports_unreadable_files_and_never_overwrites_them() {
     let env = TestEnv::with_repos(&["api"]);
     let state = env.grove_home.join("state.json");
     std::fs::write(&state, "[{\"name\": ").unwrap();
-    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let r = env.gw(&["doctor", "--format", "json"]).doctor();
     assert_eq!(kinds(&r), ["state_unreadable"]);
     assert!(
         r["issues"][0]["issue"]
@@ -181,10 +177,7 @@ fn doctor_reports_unreadable_files_and_never_overwrites_them() {
             .unwrap()
             .contains("state.json")
     );
-    let r = env
-        .gw(&["doctor", "--fix", "--format", "json"])
-        .success()
-        .result();
+    let r = env.gw(&["doctor", "--fix", "--format", "json"]).doctor();
     assert_eq!(r["issues"][0]["outcome"], "left");
     assert_eq!(std::fs::read_to_string(&state).unwrap(), "[{\"name\": ");
     // Other commands refuse, pointing at doctor.
@@ -194,7 +187,7 @@ fn doctor_reports_unreadable_files_and_never_overwrites_them() {
 
     let config = env.grove_home.join("config.toml");
     std::fs::write(&config, "repo_dirs = [\n").unwrap();
-    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let r = env.gw(&["doctor", "--format", "json"]).doctor();
     assert_eq!(kinds(&r), ["config_unreadable"]);
     assert!(
         r["issues"][0]["issue"]
@@ -202,7 +195,8 @@ fn doctor_reports_unreadable_files_and_never_overwrites_them() {
             .unwrap()
             .contains("config.toml")
     );
-    env.gw(&["doctor", "--fix"]).success();
+    // Left as it is (grove never rewrites a file it cannot read): an issue left, exit 5.
+    env.gw(&["doctor", "--fix"]).code(5);
     assert_eq!(std::fs::read_to_string(&config).unwrap(), "repo_dirs = [\n");
     env.assert_git_agrees_with_state();
 }
@@ -252,7 +246,7 @@ fn doctor_fix_rolls_back_an_interrupted_rename() {
 
     let run = env.gw(&["sync", "a", "--format", "json"]).code(5);
     assert_eq!(run.error_code(), "RECOVERY_PENDING");
-    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let r = env.gw(&["doctor", "--format", "json"]).doctor();
     let op = r["issues"]
         .as_array()
         .unwrap()
@@ -262,10 +256,7 @@ fn doctor_fix_rolls_back_an_interrupted_rename() {
     assert_eq!(op["workspace"], "a");
     assert_eq!(op["fixable"], true);
 
-    let r = env
-        .gw(&["doctor", "--fix", "--format", "json"])
-        .success()
-        .result();
+    let r = env.gw(&["doctor", "--fix", "--format", "json"]).doctor();
     assert_eq!(r["issues"][0]["kind"], "interrupted_operation", "{r:#}");
     assert_eq!(r["issues"][0]["outcome"], "fixed", "{r:#}");
     assert!(
@@ -276,7 +267,7 @@ fn doctor_fix_rolls_back_an_interrupted_rename() {
         env.git(&old.join("web"), &["branch", "--show-current"]),
         "feat/a"
     );
-    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let r = env.gw(&["doctor", "--format", "json"]).doctor();
     assert_eq!(kinds(&r), Vec::<String>::new(), "{r:#}");
     env.gw(&["sync", "a"]).success();
     env.assert_git_agrees_with_state();
@@ -299,7 +290,7 @@ fn an_unreadable_journal_is_reported_and_blocks_destructive_fixes() {
     let bad = ops.join("20260101T000000000000000-1-0-delete-gone.json");
     std::fs::write(&bad, "{\"version\": 1, \"id\": ").unwrap();
 
-    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let r = env.gw(&["doctor", "--format", "json"]).doctor();
     let mut found = kinds(&r);
     found.sort();
     assert_eq!(
@@ -316,10 +307,7 @@ fn an_unreadable_journal_is_reported_and_blocks_destructive_fixes() {
     assert!(issue["issue"].as_str().unwrap().contains(s(&bad)), "{r:#}");
 
     let before = env.snapshot();
-    let r = env
-        .gw(&["doctor", "--fix", "--format", "json"])
-        .success()
-        .result();
+    let r = env.gw(&["doctor", "--fix", "--format", "json"]).doctor();
     assert_eq!(r["fixed"], 0, "{r:#}");
     for i in r["issues"].as_array().unwrap() {
         assert_eq!(i["outcome"], "left", "{i:#}");
@@ -343,10 +331,7 @@ fn an_unreadable_journal_is_reported_and_blocks_destructive_fixes() {
 
     // Moved away by hand: the fixes go through.
     std::fs::rename(&bad, env.root.join("bad-journal.json")).unwrap();
-    let r = env
-        .gw(&["doctor", "--fix", "--format", "json"])
-        .success()
-        .result();
+    let r = env.gw(&["doctor", "--fix", "--format", "json"]).doctor();
     assert_eq!(
         (r["fixed"].as_u64(), r["left"].as_u64()),
         (Some(2), Some(0)),

@@ -113,7 +113,7 @@ fn doctor_fix_keeps_worktrees_holding_work_beyond_their_files() {
     );
     env.git(&bisecting, &["bisect", "start"]);
 
-    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let r = env.gw(&["doctor", "--format", "json"]).doctor();
     let untracked = issues_of(&r, "untracked_worktree");
     assert_eq!(untracked.len(), 3, "{r:#}");
     assert!(untracked.iter().all(|i| i["fixable"] == false), "{r:#}");
@@ -126,10 +126,7 @@ fn doctor_fix_keeps_worktrees_holding_work_beyond_their_files() {
         "a worktree is reported once, as a worktree: {r:#}"
     );
 
-    let fixed = env
-        .gw(&["doctor", "--fix", "--format", "json"])
-        .success()
-        .result();
+    let fixed = env.gw(&["doctor", "--fix", "--format", "json"]).doctor();
     for dir in [&scratch, &locked, &bisecting] {
         assert!(
             dir.join(".git").is_file(),
@@ -233,10 +230,7 @@ fn recovery_acts_only_in_repositories_grove_knows() {
         serde_json::json!({"action": "prune_worktrees", "repo": "api", "source": s(&api),
                            "status": "planned"}),
     );
-    let r = env
-        .gw(&["doctor", "--fix", "--format", "json"])
-        .success()
-        .result();
+    let r = env.gw(&["doctor", "--fix", "--format", "json"]).doctor();
     assert!(
         env.git(&api, &["worktree", "list"]).contains("api-wt"),
         "the user's registration stays: {r:#}"

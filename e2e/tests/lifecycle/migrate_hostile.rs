@@ -462,7 +462,7 @@ fn doctor_fix_keeps_the_directories_its_restore_puts_files_back_into() {
     let loose_file = loose.join(".mcp.json");
     write(&loose_file, go_file("loose"));
 
-    let dry = env.gw(&["doctor", "--format", "json"]).success().result();
+    let dry = env.gw(&["doctor", "--format", "json"]).doctor();
     let fixable = doctor_rows(&dry, "fixable", &json!(true));
     let fix = env.gw(&["doctor", "--fix", "--format", "json"]);
     let fixed = doctor_rows(&fix.json()["result"], "outcome", &json!("fixed"));
@@ -513,12 +513,12 @@ fn doctor_fix_never_removes_a_worktree_holding_a_leftover_it_moves() {
         &["rev-parse", "--path-format=absolute", "--git-path", "index"],
     );
     std::fs::remove_file(index.trim()).unwrap();
-    let dry = env.gw(&["doctor", "--format", "json"]).success().result();
+    let dry = env.gw(&["doctor", "--format", "json"]).doctor();
     let fixable = doctor_rows(&dry, "fixable", &json!(true));
     let fix = env.gw(&["doctor", "--fix", "--format", "json"]);
     let fixed = doctor_rows(&fix.json()["result"], "outcome", &json!("fixed"));
     assert_eq!(fixed, fixable, "--fix does what the dry run said: {fix}");
-    assert_eq!(fix.status, 0, "nothing fails: {fix}");
+    assert_eq!(fix.json()["result"]["failed"], 0, "nothing fails: {fix}");
     assert!(
         loose.join(".mcp.json").is_file(),
         "the leftover is kept: {fix}"
@@ -629,7 +629,7 @@ fn a_worktree_without_an_index_counts_as_tracking_unknown() {
         .unwrap_or_else(|| panic!("{dry}"));
     assert_eq!(f["reason"], "tracking_unknown", "{f}");
     assert_eq!(f["status"], "skipped", "{f}");
-    let doctor = env.gw(&["doctor", "--format", "json"]).success().result();
+    let doctor = env.gw(&["doctor", "--format", "json"]).doctor();
     let row = doctor_leftovers(&doctor)
         .into_iter()
         .find(|(p, _, _)| p == s(&wt.join(".mcp.json")))

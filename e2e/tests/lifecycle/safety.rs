@@ -112,7 +112,7 @@ fn rename_racing_a_delete_on_a_shared_repository_keeps_both_intact() {
         "c's branch did not move"
     );
     env.assert_git_agrees_with_state();
-    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let r = env.gw(&["doctor", "--format", "json"]).doctor();
     assert_eq!(r["healthy"], true, "{r:#}");
 }
 
@@ -129,8 +129,15 @@ fn an_interrupted_create_is_recovered_only_once_its_git_is_done() {
         gate.wait_started(2);
         kill("-KILL", child.id(), group);
         let _ = wait(child, "gw create");
-        // Its git commands are still at work: nothing may be judged yet.
-        let run = env.gw(&["doctor", "--fix", "--format", "json"]).code(7);
+        // Its git commands are still at work: nothing may be judged yet (doctor waits for
+        // them as long as for a lock, here a short while).
+        let run = env
+            .gw_env(
+                &env.root,
+                &["doctor", "--fix", "--format", "json"],
+                &[("GW_LOCK_TIMEOUT_MS", "300")],
+            )
+            .code(7);
         assert_eq!(run.error_code(), "TRANSIENT", "{run}");
         let run = env.gw(&[
             "create", "ws", "-b", "ws", "-r", "api,web", "--format", "json",
@@ -140,11 +147,10 @@ fn an_interrupted_create_is_recovered_only_once_its_git_is_done() {
         gate.release();
         let fixed = env
             .gw_retrying(&["doctor", "--fix", "--format", "json"])
-            .success()
-            .result();
+            .doctor();
         assert_eq!(fixed["healthy"], true, "{fixed:#}");
         assert!(journals(&env).is_empty());
-        let r = env.gw(&["doctor", "--format", "json"]).success().result();
+        let r = env.gw(&["doctor", "--format", "json"]).doctor();
         assert_eq!(r["healthy"], true, "{r:#}");
         env.assert_unchanged(&before);
         for repo in ["api", "web"] {
@@ -175,8 +181,7 @@ fn kept_work_is_never_reported_healthy() {
     gate.release();
     let fixed = env
         .gw_retrying(&["doctor", "--fix", "--format", "json"])
-        .success()
-        .result();
+        .doctor();
     assert_eq!(fixed["healthy"], false, "{fixed:#}");
     let op = &fixed["issues"][0];
     assert_eq!(op["kind"], "interrupted_operation");
@@ -185,7 +190,7 @@ fn kept_work_is_never_reported_healthy() {
         std::fs::read_to_string(env.ws("ws").join("api/notes.txt")).unwrap(),
         "mine\n"
     );
-    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let r = env.gw(&["doctor", "--format", "json"]).doctor();
     assert_eq!(r["healthy"], false, "{r:#}");
     assert!(
         kinds(&r).contains(&"untracked_worktree".to_string()),
@@ -217,8 +222,7 @@ fn a_half_made_worktree_is_removed_by_recovery() {
     gate.release();
     let fixed = env
         .gw_retrying(&["doctor", "--fix", "--format", "json"])
-        .success()
-        .result();
+        .doctor();
     assert_eq!(fixed["healthy"], true, "{fixed:#}");
     assert!(!env.ws("ws").exists());
     assert!(!env.has_branch(&env.repos.join("api"), "ws"));
@@ -242,7 +246,7 @@ fn doctor_sees_worktrees_and_directories_no_workspace_records() {
     std::fs::create_dir_all(env.workspace_dir().join("notes")).unwrap();
     std::fs::write(env.workspace_dir().join("notes/todo.txt"), "keep\n").unwrap();
 
-    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let r = env.gw(&["doctor", "--format", "json"]).doctor();
     assert_eq!(
         kinds(&r),
         [
@@ -253,10 +257,7 @@ fn doctor_sees_worktrees_and_directories_no_workspace_records() {
         ],
         "{r:#}"
     );
-    let fixed = env
-        .gw(&["doctor", "--fix", "--format", "json"])
-        .success()
-        .result();
+    let fixed = env.gw(&["doctor", "--fix", "--format", "json"]).doctor();
     // The worktree holds nothing but its commit, so it goes; then its directory is empty.
     assert!(!env.workspace_dir().join("ghost").exists(), "{fixed:#}");
     assert!(!env.workspace_dir().join("empty").exists());
@@ -268,7 +269,7 @@ fn doctor_sees_worktrees_and_directories_no_workspace_records() {
         env.has_branch(&env.repos.join("web"), "ghost"),
         "branches stay"
     );
-    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let r = env.gw(&["doctor", "--format", "json"]).doctor();
     assert_eq!(kinds(&r), ["stray_directory"], "{r:#}");
     env.assert_git_agrees_with_state();
 }
@@ -372,7 +373,7 @@ fn paths_in_state_outside_the_workspace_directory_are_refused() {
     assert!(fake_trash.exists());
 
     // Doctor reports it, and --fix drops the entry without touching the directory.
-    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let r = env.gw(&["doctor", "--format", "json"]).doctor();
     assert!(
         kinds(&r).contains(&"workspace_outside".to_string()),
         "{r:#}"
@@ -397,10 +398,7 @@ fn a_registration_git_could_not_remove_is_finished_later() {
     assert_ne!(run.status, 0, "{run}");
     // git works again.
     std::fs::remove_dir_all(liar.dir.parent().unwrap()).unwrap();
-    let fixed = env
-        .gw(&["doctor", "--fix", "--format", "json"])
-        .success()
-        .result();
+    let fixed = env.gw(&["doctor", "--fix", "--format", "json"]).doctor();
     assert_eq!(fixed["healthy"], true, "{fixed:#}");
     assert!(journals(&env).is_empty());
     assert!(!env.has_branch(&env.repos.join("api"), "ws"));
@@ -424,7 +422,7 @@ fn leftover_locks_and_rebases_are_reported() {
     env.git(&web, &["fetch", "-q", "origin"]);
     let _ = env.git_run(&web, &["rebase", "origin/main"]);
 
-    let r = env.gw(&["doctor", "--format", "json"]).success().result();
+    let r = env.gw(&["doctor", "--format", "json"]).doctor();
     assert_eq!(kinds(&r), ["operation_in_progress", "stale_lock"], "{r:#}");
     let sync = env.gw(&["sync", "ws", "--format", "json"]);
     let web_result = sync.json()["result"]["repos"]
@@ -442,10 +440,7 @@ fn leftover_locks_and_rebases_are_reported() {
             .contains("rebase --abort"),
         "{web_result:#}"
     );
-    let fixed = env
-        .gw(&["doctor", "--fix", "--format", "json"])
-        .success()
-        .result();
+    let fixed = env.gw(&["doctor", "--fix", "--format", "json"]).doctor();
     assert_eq!(fixed["fixed"], 1, "{fixed:#}");
     assert!(!std::path::Path::new(&format!("{git_dir}/index.lock")).exists());
     env.commit(&api, "x.txt", "x\n", "git works there again");
@@ -690,8 +685,7 @@ fn a_killed_sync_leaves_no_rebase_in_progress() {
     assert_eq!(run.error_code(), "RECOVERY_PENDING", "{run}");
     let fixed = env
         .gw_retrying(&["doctor", "--fix", "--format", "json"])
-        .success()
-        .result();
+        .doctor();
     assert_eq!(fixed["healthy"], true, "{fixed:#}");
     assert_eq!(env.worktree_state(&api), before);
     env.assert_git_agrees_with_state();

@@ -240,7 +240,7 @@ fn upgrade_from_the_mcp_era() {
     // the workspace directory with its orphaned workspace, and the database), the tracked
     // file as not fixable, and another tool's `grove` server not at all; it changes
     // nothing.
-    let doctor = env.gw(&["doctor", "--format", "json"]).success().result();
+    let doctor = env.gw(&["doctor", "--format", "json"]).doctor();
     let found: Vec<(String, bool)> = crate::migrate_fixtures::doctor_leftovers(&doctor)
         .into_iter()
         .map(|(path, _, fixable)| (path, fixable))

@@ -68,6 +68,10 @@ pub struct Recovered {
     pub steps: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// `Left` because recovery would not act there (a directory another workspace holds,
+    /// a repository grove does not know): a person must look.
+    #[serde(skip)]
+    pub refused: bool,
 }
 
 fn status_name(s: StepStatus) -> &'static str {
@@ -160,6 +164,36 @@ pub fn journaled_paths(ctx: &Ctx<'_>) -> Vec<PathBuf> {
     out
 }
 
+/// Waits until no interrupted operation's git processes are still at work (they hold its
+/// lock after their gw was killed), at most as long as a lock is waited for: recovering it
+/// is then possible at once, instead of after a `TRANSIENT` the caller must retry.
+pub fn wait_for_finishing(ctx: &Ctx<'_>) {
+    let deadline = std::time::Instant::now() + ctx.lock_timeout();
+    let mut said = false;
+    loop {
+        let finishing: Vec<Interrupted> = interrupted(ctx)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|i| i.finishing)
+            .collect();
+        let Some(first) = finishing.first() else {
+            return;
+        };
+        if std::time::Instant::now() >= deadline {
+            return;
+        }
+        if !said {
+            let what = first.kind.map(|k| k.as_str()).unwrap_or("operation");
+            let ws = first.workspace.as_deref().unwrap_or("?");
+            ctx.events.progress(&format!(
+                "waiting for the git processes of an interrupted {what} of `{ws}` to finish"
+            ));
+            said = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// Finishes or rolls back every interrupted operation. Refuses (recovers nothing) while a
 /// corrupt journal exists, since it might describe work on the same resources.
 pub fn recover_all(ctx: &Ctx<'_>) -> Result<Vec<Recovered>> {
@@ -174,6 +208,7 @@ pub fn recover_all(ctx: &Ctx<'_>) -> Result<Vec<Recovered>> {
                 "corrupt journal {}: recovery is blocked until it is repaired or moved away by hand",
                 bad.path.display()
             )),
+            refused: true,
         }]);
     }
     let mut out = Vec::new();
@@ -195,36 +230,43 @@ fn recover(ctx: &Ctx<'_>, f: Found) -> Recovered {
     names.dedup();
     // `gw prune branches` journals no workspace.
     names.retain(|n| !n.is_empty());
-    let left = |detail: String| Recovered {
+    let left = |detail: String, refused: bool| Recovered {
         id: record.id.clone(),
         workspace: Some(record.workspace.clone()),
         outcome: RecoveryOutcome::Left,
         steps: Vec::new(),
         detail: Some(detail),
+        refused,
     };
     if let Some(theirs) = foreign_move(ctx, &record, &names) {
-        return left(format!(
-            "it moves `{}`, which another workspace holds; recovery moves only the \
+        return left(
+            format!(
+                "it moves `{}`, which another workspace holds; recovery moves only the \
              operation's own directories, so it left this operation alone: look at it, then \
              remove `{}` by hand",
-            theirs.display(),
-            f.path.display()
-        ));
+                theirs.display(),
+                f.path.display()
+            ),
+            true,
+        );
     }
     if let Some(stranger) = unknown_source(ctx, &record) {
-        return left(format!(
-            "it names `{}`, a repository no workspace and no repository directory of grove's \
+        return left(
+            format!(
+                "it names `{}`, a repository no workspace and no repository directory of grove's \
              has; recovery acts only in repositories grove knows, so it left this operation \
              alone: look at it, then remove `{}` by hand",
-            stranger.display(),
-            f.path.display()
-        ));
+                stranger.display(),
+                f.path.display()
+            ),
+            true,
+        );
     }
     let mut locks = Vec::new();
     for n in &names {
         match tx::workspace_lock(ctx, n) {
             Ok(l) => locks.push(l),
-            Err(e) => return left(e.message.clone()),
+            Err(e) => return left(e.message.clone(), false),
         }
     }
     // A rename held its repositories from the move to the repairs; so does undoing it. A
@@ -241,7 +283,7 @@ fn recover(ctx: &Ctx<'_>, f: Found) -> Recovered {
         .collect();
     let _hold = match tx::hold_repos(ctx, &sources) {
         Ok(h) => h,
-        Err(e) => return left(e.message.clone()),
+        Err(e) => return left(e.message.clone(), false),
     };
     // The steps run by recovery: children keep the journal's lock, as a live operation's do.
     let _inherit = f
@@ -289,6 +331,7 @@ fn recover(ctx: &Ctx<'_>, f: Found) -> Recovered {
         },
         steps,
         detail,
+        refused: false,
     }
 }
 

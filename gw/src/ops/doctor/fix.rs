@@ -209,6 +209,7 @@ pub(super) fn recover(ctx: &Ctx<'_>, issues: &mut [Issue]) {
             Ok(all) => match all.iter().find(|r| r.id == *id) {
                 Some(r) => {
                     let steps = r.steps.join("; ");
+                    issue.refused = r.refused;
                     match r.outcome {
                         RecoveryOutcome::Left => (Outcome::Failed, r.detail.clone()),
                         RecoveryOutcome::Kept => (
@@ -230,7 +231,10 @@ pub(super) fn recover(ctx: &Ctx<'_>, issues: &mut [Issue]) {
                     .find(|r| r.outcome == RecoveryOutcome::Left && r.workspace.is_none())
                 {
                     // A corrupt journal blocked recovery.
-                    Some(blocker) => (Outcome::Left, blocker.detail.clone()),
+                    Some(blocker) => {
+                        issue.refused = blocker.refused;
+                        (Outcome::Left, blocker.detail.clone())
+                    }
                     // Another process finished it meanwhile.
                     None => (Outcome::Fixed, Some("already recovered".into())),
                 },

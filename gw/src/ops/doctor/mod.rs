@@ -120,6 +120,9 @@ pub struct Issue {
     pub detail: Option<String>,
     #[serde(skip)]
     pub fix: Option<Fix>,
+    /// With `--fix`: an interrupted operation recovery would not act on (`RECOVERY_REFUSED`).
+    #[serde(skip)]
+    pub refused: bool,
 }
 
 impl Issue {
@@ -135,6 +138,7 @@ impl Issue {
             outcome: None,
             detail: None,
             fix: None,
+            refused: false,
         }
     }
 
@@ -334,6 +338,11 @@ const FIX_PASSES: usize = 3;
 
 /// `gw doctor [--fix]`.
 pub fn doctor(ctx: &Ctx<'_>, opts: DoctorOptions) -> Result<DoctorReport> {
+    if opts.fix {
+        // Right after a command was killed, its git processes may still be finishing: they
+        // are waited for, as a lock is, rather than answered with `TRANSIENT` at once.
+        recover::wait_for_finishing(ctx);
+    }
     let mut issues = with_checkup(ctx, run_checks);
     let mut report = DoctorReport {
         healthy: issues.is_empty(),
@@ -420,13 +429,19 @@ pub fn doctor(ctx: &Ctx<'_>, opts: DoctorOptions) -> Result<DoctorReport> {
                 .filter(|i| i.outcome == Some(Outcome::Failed))
                 .map(|i| format!("{}: {}", i.issue, i.detail.as_deref().unwrap_or("")))
                 .collect();
+            // An interrupted operation recovery would not touch needs a person, not a retry.
+            let refused = issues.iter().any(|i| i.refused);
             Some(
                 Error::new(
-                    Code::GitFailed,
+                    if refused {
+                        Code::RecoveryRefused
+                    } else {
+                        Code::GitFailed
+                    },
                     format!(
-                        "could not fix {} of {} issues: {}",
+                        "could not fix {} of {}: {}",
                         report.failed,
-                        issues.len(),
+                        crate::ops::count(issues.len(), "issue", "issues"),
                         failed.join("; ")
                     ),
                 )
@@ -435,13 +450,59 @@ pub fn doctor(ctx: &Ctx<'_>, opts: DoctorOptions) -> Result<DoctorReport> {
                     &["gw", "doctor", "--format", "json"],
                 )),
             )
+        } else if let Some(blocked) = issues.iter().find(|i| i.refused) {
+            Some(
+                Error::new(
+                    Code::RecoveryRefused,
+                    format!(
+                        "recovery refused: {}",
+                        blocked.detail.as_deref().unwrap_or(&blocked.issue)
+                    ),
+                )
+                .with_fix(
+                    "Look at the operation's journal, then move it out of `operations/` by hand",
+                ),
+            )
+        } else if report.left > 0 {
+            Some(issues_found(
+                format!(
+                    "{} left: doctor does not repair {} itself",
+                    crate::ops::count(report.left, "issue", "issues"),
+                    if report.left == 1 { "it" } else { "them" }
+                ),
+                "Do what each issue's action says",
+            ))
         } else {
             None
         };
+    } else if !issues.is_empty() {
+        let fixable = issues.iter().filter(|i| i.fixable).count();
+        let found = crate::ops::count(issues.len(), "issue", "issues");
+        report.failure = Some(if fixable == 0 {
+            issues_found(
+                format!("{found} found"),
+                "Do what each issue's action says (`gw doctor --fix` repairs none of them)",
+            )
+        } else if fixable == issues.len() {
+            issues_found(
+                format!("{found} found"),
+                "`gw doctor --fix` repairs what is safe to repair",
+            )
+        } else {
+            issues_found(
+                format!("{found} found ({fixable} fixable)"),
+                "`gw doctor --fix` repairs what is safe to repair",
+            )
+        });
     }
     report.issues = issues;
     report.trash = crate::ops::trash::summary(ctx);
     Ok(report)
+}
+
+/// `ISSUES_FOUND`: `gw doctor` found problems (so `gw doctor && …` means healthy).
+fn issues_found(message: String, fix: &str) -> Error {
+    Error::new(Code::IssuesFound, message).with_fix(fix)
 }
 
 fn count(issues: &[Issue], outcome: Outcome) -> usize {

@@ -235,14 +235,8 @@ impl DoctorReport {
                 ),
             )
         } else {
-            p.table_keeping(&["Workspace", "Repo", "Issue", "Action"], &rows, &[2, 3])?;
-            if self.issues.iter().any(|i| i.fixable) {
-                p.message(
-                    Role::Hint,
-                    "`gw doctor --fix` repairs what is safe to repair",
-                )?;
-            }
-            Ok(())
+            // The error after the table says how many, and whether `--fix` helps.
+            p.table_keeping(&["Workspace", "Repo", "Issue", "Action"], &rows, &[2, 3])
         }
     }
 }
