@@ -27,6 +27,9 @@ pub struct Env {
     /// `COMPLETE`: the shell asking for completion candidates (the scripts that
     /// `gw completions SHELL` prints set it when they call `gw`).
     pub complete: Option<String>,
+    /// `_CLAP_COMPLETE_INDEX`: which of the words a bash completion request completes
+    /// (other shells complete the last).
+    pub complete_index: Option<usize>,
     /// `GW_FORMAT`, when set.
     pub format: Option<String>,
     /// `GROVE_CD_FILE`: where gw writes the directory the shell integration is to `cd` to
@@ -139,6 +142,9 @@ impl Env {
             complete: var("COMPLETE")
                 .and_then(|v| v.into_string().ok())
                 .filter(|v| v != "0"),
+            complete_index: var("_CLAP_COMPLETE_INDEX")
+                .and_then(|v| v.into_string().ok())
+                .and_then(|v| v.parse().ok()),
             format: var("GW_FORMAT").and_then(|v| v.into_string().ok()),
             cd_file: var("GROVE_CD_FILE").map(PathBuf::from),
             return_dir: var("GROVE_RETURN_DIR").map(PathBuf::from),
@@ -177,6 +183,7 @@ impl Env {
             force_color: false,
             columns: None,
             complete: None,
+            complete_index: None,
             format: None,
             cd_file: None,
             return_dir: None,

@@ -143,9 +143,12 @@ pub fn parse_created_at(s: &str) -> Option<Timestamp> {
     system_zone().to_timestamp(dt).ok()
 }
 
-/// `created_at` as RFC 3339 UTC, or `None` when it cannot be read.
+/// `created_at` as RFC 3339 UTC, or `None` when it cannot be read — or is not a time RFC
+/// 3339 can write (a year outside 0000–9999 in UTC: year 0 in a zone east of UTC).
 pub fn created_at_utc(s: &str) -> Option<String> {
-    parse_created_at(s).map(utc)
+    parse_created_at(s)
+        .filter(|t| (0..=9999).contains(&jiff::tz::Offset::UTC.to_datetime(*t).year()))
+        .map(utc)
 }
 
 #[cfg(test)]

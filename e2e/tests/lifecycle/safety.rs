@@ -673,7 +673,7 @@ fn a_killed_sync_leaves_no_rebase_in_progress() {
     env.push_upstream("api", "main", "README.md", "theirs\n");
     // git stops on the conflict; gw is killed before it can abort the rebase.
     let gate = env.fake_git(&[(
-        "rebase --quiet",
+        " rebase origin/main",
         &format!("\"$REAL\" \"$@\"; rc=$?\n{WAIT_FOR_RELEASE}\nexit $rc"),
     )]);
     let child = spawn(&env, &["sync", "ws", "--format", "json"]);

@@ -47,9 +47,26 @@ pub fn candidates(env: &Env, shell: &dyn EnvCompleter, args: &[OsString]) -> Vec
     };
     let mut buf = Vec::new();
     let mut cmd = super::command();
+    // Flags only once a `-` is typed, as git's completion does: before that, Tab offers
+    // what the command takes (workspace names, subcommands), not `--format`.
+    let current = env
+        .complete_index
+        .and_then(|i| words.get(i))
+        .or(words.last());
+    if !current.is_some_and(|w| w.to_string_lossy().starts_with('-')) {
+        cmd = without_flags(cmd);
+    }
     cmd.build();
     let _ = shell.write_complete(&mut cmd, words, Some(&env.cwd), &mut buf);
     buf
+}
+
+/// `cmd` with every flag hidden from completion, in every subcommand.
+fn without_flags(cmd: clap::Command) -> clap::Command {
+    cmd.disable_help_flag(true)
+        .disable_version_flag(true)
+        .mut_args(|a| if a.is_positional() { a } else { a.hide(true) })
+        .mut_subcommands(without_flags)
 }
 
 /// Runs `f` with a context on the completion's environment.

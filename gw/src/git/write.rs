@@ -19,10 +19,19 @@ pub struct Progress<'a> {
     pub total: Option<u64>,
 }
 
-/// Reads one line of git's progress output; `None` for anything else.
+/// Reads one line of git's progress output; `None` for anything else. Besides the
+/// `What: n% (done/total)` of fetch, clone and checkout, a rebase's `Rebasing (2/5)`.
 pub fn parse_progress(line: &str) -> Option<Progress<'_>> {
     let line = line.trim();
     let line = line.strip_prefix("remote: ").unwrap_or(line);
+    if let Some(counts) = line.strip_prefix("Rebasing (") {
+        let (done, total) = counts.strip_suffix(')')?.split_once('/')?;
+        return Some(Progress {
+            what: "Rebasing",
+            done: done.parse().ok()?,
+            total: Some(total.parse().ok()?),
+        });
+    }
     let (what, rest) = line.split_once(": ")?;
     if what.is_empty() || what.contains(['/', '\'', '`']) {
         return None;
@@ -288,15 +297,26 @@ pub enum Rebase {
     },
 }
 
-/// `git rebase <onto>` in the worktree at `path`. `Err` only when git could not be run;
-/// a rebase that stops is `Ok(Rebase::Stopped)`.
-pub fn rebase(path: &Path, onto: &str) -> Result<Rebase, Error> {
-    // No editor may open: a rebase that would need one must fail, not hang.
+/// `git rebase <onto>` in the worktree at `path`, reporting the commits replayed
+/// (`Rebasing (2/5)`) to `on`. `Err` only when git could not be run; a rebase that stops is
+/// `Ok(Rebase::Stopped)`.
+pub fn rebase(path: &Path, onto: &str, on: &mut dyn FnMut(Progress<'_>)) -> Result<Rebase, Error> {
+    // No editor may open: a rebase that would need one must fail, not hang. Not `--quiet`:
+    // its count of commits is the progress.
     let mut cmd = Cmd::git(path);
     cmd.env("GIT_EDITOR", ":")
         .env("GIT_SEQUENCE_EDITOR", ":")
-        .args(["rebase", "--quiet", onto]);
-    let out = logged(&cmd, path, Cmd::run)?;
+        .args(["rebase", onto])
+        .progress_lines();
+    let out = logged(&cmd, path, |cmd| {
+        cmd.stream(&mut |stream, line| {
+            if stream == Stream::Stderr
+                && let Some(p) = parse_progress(line)
+            {
+                on(p);
+            }
+        })
+    })?;
     if out.success() {
         return Ok(Rebase::Done);
     }
@@ -421,6 +441,15 @@ mod tests {
             parse_progress("remote: Counting objects: 1234, done."),
             p("Counting objects", 1234, None)
         );
+        assert_eq!(
+            parse_progress("Rebasing (2/5)"),
+            Some(Progress {
+                what: "Rebasing",
+                done: 2,
+                total: Some(5)
+            })
+        );
+        assert_eq!(parse_progress("Rebasing (x/5)"), None);
         assert_eq!(parse_progress("fatal: not a git repository"), None);
         assert_eq!(parse_progress("error: pathspec 'x' did not match"), None);
         assert_eq!(parse_progress("Preparing worktree (new branch 'x')"), None);

@@ -237,22 +237,30 @@ pub fn list(ctx: &Ctx<'_>, mark_current: bool) -> Result<ListReport> {
 
 /// The workspace whose directory holds `cwd` (the deepest one). Paths are compared as
 /// recorded, against the directory as given and as resolved, so that a thousand records
-/// cost no system call each.
+/// cost no system call each; only when none matches (a recorded path through a symlink,
+/// while the system gives the current directory resolved) are the recorded paths resolved
+/// too.
 fn containing(listing: &Listing, cwd: &Path) -> Option<String> {
     let resolved = fsx::canonical(cwd);
     let dirs = [cwd, &resolved].map(|d| (d, plain(d.as_os_str().as_bytes())));
-    listing
-        .records()
-        .iter()
-        .filter_map(|w| {
-            let root = w.path.to_str();
-            dirs.iter().any(|&(dir, p)| under(dir, p, &root)).then(|| {
-                let depth = Path::new(root.as_ref()).components().count();
-                (depth, w.name.to_str().into_owned())
-            })
+    let deepest = |found: &mut dyn Iterator<Item = (usize, String)>| {
+        found.max_by_key(|(depth, _)| *depth).map(|(_, name)| name)
+    };
+    let as_recorded = deepest(&mut listing.records().iter().filter_map(|w| {
+        let root = w.path.to_str();
+        dirs.iter().any(|&(dir, p)| under(dir, p, &root)).then(|| {
+            let depth = Path::new(root.as_ref()).components().count();
+            (depth, w.name.to_str().into_owned())
         })
-        .max_by_key(|(depth, _)| *depth)
-        .map(|(_, name)| name)
+    }));
+    as_recorded.or_else(|| {
+        deepest(&mut listing.records().iter().filter_map(|w| {
+            let root = fsx::canonical(Path::new(w.path.to_str().as_ref()));
+            resolved
+                .starts_with(&root)
+                .then(|| (root.components().count(), w.name.to_str().into_owned()))
+        }))
+    })
 }
 
 /// `dir.starts_with(root)`; `plain_dir` says whether `dir` is [`plain`].

@@ -206,6 +206,7 @@ pub fn one(prompt: &str, items: &[String], default: usize) -> Result<usize> {
     ask(list_lines(items.len()), |config| {
         Select::new(&prompt, options)
             .with_render_config(config)
+            .with_scorer(&score)
             .with_starting_cursor(start)
             .with_help_message(FILTER_HELP)
             .with_page_size(page_size())
@@ -222,6 +223,7 @@ pub fn many(prompt: &str, items: &[String]) -> Result<Vec<usize>> {
     let chosen = ask(list_lines(items.len()), |config| {
         MultiSelect::new(&prompt, options)
             .with_render_config(config)
+            .with_scorer(&score)
             .with_help_message(MANY_HELP)
             .with_page_size(page_size())
             .prompt()
@@ -308,6 +310,33 @@ pub fn approve(untrusted: &[crate::ops::trust::Untrusted]) -> Result<bool> {
     term.write_str(&text)
         .map_err(|e| Error::new(Code::Cancelled, format!("prompt failed: {e}")))?;
     confirm("Trust these commands (remembered until they change)?")
+}
+
+/// How well an item matches what was typed, for the filter (higher first; `None` hides
+/// it): a name that starts with it, then one with a word that does (`fix` finds
+/// `echo-fix`), then one that contains it, then one holding its letters in order; within
+/// each, the list's own order. (inquire's fuzzy scorer put `echo-fix` above `hotel` for
+/// `ho`.)
+fn score(typed: &str, _: &Item, label: &str, index: usize) -> Option<i64> {
+    let typed = typed.trim().to_lowercase();
+    let label = label.to_lowercase();
+    let rank = if typed.is_empty() || label.starts_with(&typed) {
+        4
+    } else if label
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|word| word.starts_with(&typed))
+    {
+        3
+    } else if label.contains(&typed) {
+        2
+    } else {
+        let mut rest = label.chars();
+        if !typed.chars().all(|c| rest.any(|l| l == c)) {
+            return None;
+        }
+        1
+    };
+    Some(rank * 1_000_000 - index as i64)
 }
 
 /// A list item that remembers its position.

@@ -205,7 +205,7 @@ pub(super) fn rebase(ctx: &Ctx<'_>, workspace: &str, b: Behind) -> (RepoSync, Op
         Err(e) => return (out.done(Outcome::Failed, e.message.clone()), None),
     };
     let step = format!("rebasing onto {base}");
-    let rebased = crate::ops::task(ctx, &name, &step, |_| git::rebase(&worktree, &base));
+    let rebased = crate::ops::task(ctx, &name, &step, |on| git::rebase(&worktree, &base, on));
     let rebased = match rebased {
         // A rebase that stopped is aborted at once, still under the lock.
         Ok(Rebase::Stopped { conflicts, output }) => {

@@ -28,10 +28,12 @@ impl Render for CreateReport {
         if let Some(old) = &self.replaced {
             p.message(Role::Success, shown!("Workspace {} deleted", old))?;
         }
+        let width = self.repos.iter().map(|r| r.repo.len()).max().unwrap_or(0);
         for r in &self.repos {
+            let name = format!("{:<width$}", r.repo);
             p.message(
                 Role::Plain,
-                shown!("  {}  {}", r.repo, r.detail.as_deref().unwrap_or("")),
+                shown!("  {}  {}", name, r.detail.as_deref().unwrap_or("")),
             )?;
         }
         for c in &self.copied {
@@ -188,7 +190,9 @@ impl Render for ListReport {
                 ]
             })
             .collect();
-        p.table(&["Name", "Branch", "Repos", "Created"], &rows)
+        // The name is what you type next: never cut (the other columns are, or the rows
+        // become a list).
+        p.table_keeping(&["Name", "Branch", "Repos", "Created"], &rows, &[0])
     }
     fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
         // The Go grove's shapes are the state objects themselves, unknown fields included:
