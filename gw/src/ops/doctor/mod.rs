@@ -21,6 +21,7 @@
 
 mod checks;
 mod fix;
+mod verdict;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -29,7 +30,7 @@ use serde::Serialize;
 
 use crate::action::NextAction;
 use crate::config::Config;
-use crate::error::{Code, Error, Result};
+use crate::error::{Error, Result};
 use crate::git;
 use crate::home::GroveHome;
 use crate::ops::recover::{self, Interrupted};
@@ -410,99 +411,13 @@ pub fn doctor(ctx: &Ctx<'_>, opts: DoctorOptions) -> Result<DoctorReport> {
         report.left = issues.len() - report.fixed - report.failed;
         report.count = issues.len();
         report.healthy = report.fixed == issues.len();
-        report.failure = if finishing {
-            Some(
-                Error::new(
-                    Code::Transient,
-                    "an operation is still running: an interrupted command's git processes \
-                     are still at work, so it was left alone",
-                )
-                .with_fix("Run `gw doctor --fix` again in a moment")
-                .with_action(NextAction::write(
-                    "Recover it once its git processes are done",
-                    &["gw", "doctor", "--fix", "--format", "json"],
-                )),
-            )
-        } else if report.failed > 0 {
-            let failed: Vec<String> = issues
-                .iter()
-                .filter(|i| i.outcome == Some(Outcome::Failed))
-                .map(|i| format!("{}: {}", i.issue, i.detail.as_deref().unwrap_or("")))
-                .collect();
-            // An interrupted operation recovery would not touch needs a person, not a retry.
-            let refused = issues.iter().any(|i| i.refused);
-            Some(
-                Error::new(
-                    if refused {
-                        Code::RecoveryRefused
-                    } else {
-                        Code::GitFailed
-                    },
-                    format!(
-                        "could not fix {} of {}: {}",
-                        report.failed,
-                        crate::ops::count(issues.len(), "issue", "issues"),
-                        failed.join("; ")
-                    ),
-                )
-                .with_action(NextAction::read(
-                    "Check again",
-                    &["gw", "doctor", "--format", "json"],
-                )),
-            )
-        } else if let Some(blocked) = issues.iter().find(|i| i.refused) {
-            Some(
-                Error::new(
-                    Code::RecoveryRefused,
-                    format!(
-                        "recovery refused: {}",
-                        blocked.detail.as_deref().unwrap_or(&blocked.issue)
-                    ),
-                )
-                .with_fix(
-                    "Look at the operation's journal, then move it out of `operations/` by hand",
-                ),
-            )
-        } else if report.left > 0 {
-            Some(issues_found(
-                format!(
-                    "{} left: doctor does not repair {} itself",
-                    crate::ops::count(report.left, "issue", "issues"),
-                    if report.left == 1 { "it" } else { "them" }
-                ),
-                "Do what each issue's action says",
-            ))
-        } else {
-            None
-        };
-    } else if !issues.is_empty() {
-        let fixable = issues.iter().filter(|i| i.fixable).count();
-        let found = crate::ops::count(issues.len(), "issue", "issues");
-        report.failure = Some(if fixable == 0 {
-            issues_found(
-                format!("{found} found"),
-                "Do what each issue's action says (`gw doctor --fix` repairs none of them)",
-            )
-        } else if fixable == issues.len() {
-            issues_found(
-                format!("{found} found"),
-                "`gw doctor --fix` repairs what is safe to repair",
-            )
-        } else {
-            issues_found(
-                format!("{found} found ({fixable} fixable)"),
-                "`gw doctor --fix` repairs what is safe to repair",
-            )
-        });
+        report.failure = verdict::after_fix(&report, &issues, finishing);
+    } else {
+        report.failure = verdict::found(&issues);
     }
     report.issues = issues;
     report.trash = crate::ops::trash::summary(ctx);
     Ok(report)
-}
-
-/// `ISSUES_FOUND`: `gw doctor` found problems (so `gw doctor && …` means healthy).
-fn issues_found(message: String, fix: &str) -> Error {
-    Error::new(Code::IssuesFound, message).with_fix(fix)
 }
 
 fn count(issues: &[Issue], outcome: Outcome) -> usize {
