@@ -424,7 +424,7 @@ fn create_killed_while_copying_leaves_no_partial_copy_after_doctor_fix() {
     let partial = walk_files(&dest);
     eprintln!("killed with {partial} of {MODULES} files copied");
     assert!(partial < MODULES, "killed before the copy was done");
-    let doctor = env.gw(&["doctor", "--format", "json"]).success().result();
+    let doctor = env.gw(&["doctor", "--format", "json"]).doctor();
     assert!(
         doctor
             .to_string()
@@ -444,7 +444,7 @@ fn create_killed_while_copying_leaves_no_partial_copy_after_doctor_fix() {
     assert!(!env.has_branch(&api, "feat"));
     env.assert_git_agrees_with_state();
     assert_eq!(
-        env.gw(&["doctor", "--format", "json"]).success().result()["healthy"],
+        env.gw(&["doctor", "--format", "json"]).doctor()["healthy"],
         true
     );
     assert!(

@@ -313,6 +313,44 @@ fn every_command_succeeds_and_fails_in_one_valid_envelope() {
                 "delete",
                 v(&["ws", "delete", "nope"]),
             ),
+            // `d` is in the trash now.
+            (
+                "trash list",
+                v(&["trash", "list"]),
+                "trash",
+                v(&["trash", "list", "--bogus"]),
+            ),
+            (
+                "plan restore",
+                v(&["plan", "restore", "d"]),
+                "plan",
+                v(&["plan", "restore", "nope"]),
+            ),
+            (
+                "plan undo",
+                v(&["plan", "undo"]),
+                "plan",
+                v(&["plan", "undo", "--bogus"]),
+            ),
+            (
+                "restore",
+                v(&["restore", "d"]),
+                "restore",
+                v(&["restore", "nope"]),
+            ),
+            (
+                "delete d again",
+                v(&["delete", "d"]),
+                "delete",
+                v(&["delete", "nope"]),
+            ),
+            ("undo", v(&["undo"]), "restore", v(&["undo", "--bogus"])),
+            (
+                "trash empty",
+                v(&["trash", "empty"]),
+                "trash-empty",
+                v(&["trash", "empty", "--older-than", "nope"]),
+            ),
         ]
     };
 

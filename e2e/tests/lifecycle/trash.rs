@@ -537,7 +537,7 @@ fn trash_empty_erases_and_doctor_reports_without_purging() {
     env.create("a", "feat/a", "api");
     env.gw(&["delete", "a"]).success();
     env.settle_trash();
-    let doctor = env.gw(&["doctor", "--format", "json"]).success().result();
+    let doctor = env.gw(&["doctor", "--format", "json"]).doctor();
     assert_eq!(doctor["trash"]["count"], 1, "{doctor:#}");
     assert_eq!(doctor["trash"]["newest"], "a");
     assert_eq!(
@@ -549,7 +549,7 @@ fn trash_empty_erases_and_doctor_reports_without_purging() {
     let api = env.repos.join("api");
     let main = env.git(&api, &["rev-parse", "main"]);
     env.git(&api, &["update-ref", "refs/grove/trash/123/0", &main]);
-    let doctor = env.gw(&["doctor", "--format", "json"]).success().result();
+    let doctor = env.gw(&["doctor", "--format", "json"]).doctor();
     assert_eq!(
         doctor["issues"][0]["kind"], "orphan_trash_ref",
         "{doctor:#}"

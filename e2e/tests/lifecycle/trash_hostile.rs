@@ -98,8 +98,7 @@ fn doctor_of_another_grove_directory_keeps_the_tips_of_this_ones_trash() {
         .success();
     let fixed = env
         .gw_env(&root, &["doctor", "--fix", "--format", "json"], &home2)
-        .success()
-        .result();
+        .doctor();
     assert_eq!(fixed["fixed"], 0, "{fixed:#}");
     let api = env.repos.join("api");
     gc_now(&env, &api);
