@@ -521,6 +521,51 @@ impl TestEnv {
         .unwrap();
     }
 
+    /// Writes the journal of an operation whose gw is gone (pid 1 is never grove's), as a
+    /// killed command leaves it in `operations/`: `kind` (`create`, `delete`, …) of
+    /// `workspace`, in `phase` (`running`, `committed`), with `steps`.
+    pub fn write_journal(&self, id: &str, kind: &str, workspace: &str, phase: &str, steps: Value) {
+        let ops = self.grove_home.join("operations");
+        std::fs::create_dir_all(&ops).unwrap();
+        let record = serde_json::json!({
+            "version": 1, "id": id, "kind": kind, "workspace": workspace, "pid": 1,
+            "started_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+            "phase": phase, "steps": steps
+        });
+        std::fs::write(ops.join(format!("{id}.json")), record.to_string()).unwrap();
+    }
+
+    /// A journal whose recovery `gw doctor --fix` refuses: it would delete a branch in
+    /// `stranger`, a repository (made here) that grove does not know. Returns its path.
+    pub fn write_refused_journal(&self) -> PathBuf {
+        let stranger = self.root.join("stranger");
+        std::fs::create_dir_all(&stranger).unwrap();
+        self.git(&stranger, &["init", "-q", "-b", "main"]);
+        self.git(&stranger, &["commit", "-q", "--allow-empty", "-m", "x"]);
+        let tip = self
+            .git(&stranger, &["rev-parse", "HEAD"])
+            .trim()
+            .to_string();
+        let step = serde_json::json!({"action": "delete_branch", "repo": "stranger",
+            "source": s(&stranger), "branch": "main", "tip": tip, "status": "planned"});
+        self.write_journal(
+            "20260101T000000000000000-1-0-delete-w",
+            "delete",
+            "w",
+            "committed",
+            serde_json::json!([step]),
+        );
+        stranger
+    }
+
+    /// The shell integration's cd files left in the temporary directory (none should be).
+    pub fn leftover_cd_files(&self) -> Vec<String> {
+        tree(&self.root.join("tmp"), 1)
+            .into_iter()
+            .filter(|n| n.starts_with(".grove_cd"))
+            .collect()
+    }
+
     /// The directory `gw plugin install` installs into.
     pub fn plugins_dir(&self) -> PathBuf {
         self.grove_home.join("plugins")
@@ -950,6 +995,18 @@ impl Run {
             }
         }
         v["result"].clone()
+    }
+
+    /// The `command` of each next action.
+    pub fn next_commands(&self) -> Vec<String> {
+        self.json()["next_actions"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x["command"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The envelope's `error.code` (asserting `ok: false`).

@@ -146,15 +146,13 @@ pre_delete = '''s="$GW_HOME/state.json"; sed 's/"created_at": "[^"]*"/"created_a
 
     // An interrupted operation on a workspace, waiting for `gw doctor --fix`.
     let pending = TestEnv::with_repos(&["api"]);
-    let ops = pending.grove_home.join("operations");
-    std::fs::create_dir_all(&ops).unwrap();
-    let id = "20260101T000000000000000-1-0-create-p";
-    let record = serde_json::json!({
-        "version": 1, "id": id, "kind": "create", "workspace": "p", "pid": 1,
-        "started_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
-        "phase": "running", "steps": []
-    });
-    std::fs::write(ops.join(format!("{id}.json")), record.to_string()).unwrap();
+    pending.write_journal(
+        "20260101T000000000000000-1-0-create-p",
+        "create",
+        "p",
+        "running",
+        serde_json::json!([]),
+    );
     check(
         &pending,
         &["create", "p", "-b", "p", "-r", "api"],
@@ -168,25 +166,7 @@ pre_delete = '''s="$GW_HOME/state.json"; sed 's/"created_at": "[^"]*"/"created_a
     refused.create("w", "w", "api");
     std::fs::remove_dir_all(refused.ws("w").join("api")).unwrap();
     check(&refused, &["doctor"], "ISSUES_FOUND", 5);
-    let stranger = refused.root.join("stranger");
-    std::fs::create_dir_all(&stranger).unwrap();
-    refused.git(&stranger, &["init", "-q", "-b", "main"]);
-    refused.git(&stranger, &["commit", "-q", "--allow-empty", "-m", "x"]);
-    let tip = refused
-        .git(&stranger, &["rev-parse", "HEAD"])
-        .trim()
-        .to_string();
-    let ops = refused.grove_home.join("operations");
-    std::fs::create_dir_all(&ops).unwrap();
-    let id = "20260101T000000000000000-1-0-delete-w";
-    let record = serde_json::json!({
-        "version": 1, "id": id, "kind": "delete", "workspace": "w", "pid": 1,
-        "started_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
-        "phase": "committed",
-        "steps": [{"action": "delete_branch", "repo": "stranger", "source": s(&stranger),
-                   "branch": "main", "tip": tip, "status": "planned"}]
-    });
-    std::fs::write(ops.join(format!("{id}.json")), record.to_string()).unwrap();
+    refused.write_refused_journal();
     check(&refused, &["doctor", "--fix"], "RECOVERY_REFUSED", 5);
 
     // A workspace whose directory was removed by hand.

@@ -97,10 +97,7 @@ fn posix_wrapper_cds(env: &TestEnv, shell: &str, init_as: &str) {
         [s(&ws), "rc=3", s(&ws), s(&env.ws(&format!("made-{shell}"))),],
         "{shell}:\n{run}"
     );
-    let leftovers: Vec<String> = e2e::tree(&env.root.join("tmp"), 1)
-        .into_iter()
-        .filter(|n| n.starts_with(".grove_cd"))
-        .collect();
+    let leftovers = env.leftover_cd_files();
     assert!(
         leftovers.is_empty(),
         "{shell}: cd file removed: {leftovers:?}"

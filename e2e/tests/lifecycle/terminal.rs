@@ -111,7 +111,8 @@ fn tables_align_in_colour_and_fit_80_and_160_columns() {
 }
 
 /// Each kind of picker, left with Esc and with Ctrl-C: a quiet `cancelled`, exit 8, the
-/// cursor visible again and nothing changed.
+/// cursor visible again and nothing changed — and the same screen for both keys, the
+/// prompt taken away and `cancelled` said once (issue 30, item 3).
 #[test]
 fn every_picker_gives_the_cursor_back_on_esc_and_ctrl_c() {
     let env = TestEnv::with_repos(&["api", "web"]);
@@ -142,6 +143,7 @@ fn every_picker_gives_the_cursor_back_on_esc_and_ctrl_c() {
     ];
     let before = env.snapshot();
     for (kind, args, cwd, prompt) in cases {
+        let mut screens = Vec::new();
         for (key, name) in [("\x1b", "Esc"), ("\x03", "Ctrl-C")] {
             let mut t = env.terminal("gw", args, cwd, NARROW, Stdout::Terminal);
             t.wait_for_text(prompt);
@@ -155,7 +157,14 @@ fn every_picker_gives_the_cursor_back_on_esc_and_ctrl_c() {
             );
             assert!(text.contains("cancelled"), "{kind} + {name}:\n{text}");
             assert!(!text.contains("error"), "{kind} + {name}: quietly\n{text}");
+            cancel::assert_one_quiet_cancel(&format!("{kind} + {name}"), &t);
+            assert!(
+                !text.contains(prompt),
+                "{kind} + {name}: the prompt is gone\n{text}"
+            );
+            screens.push(text);
         }
+        assert_eq!(screens[0], screens[1], "{kind}: Esc and Ctrl-C alike");
     }
     env.assert_unchanged(&before);
 }

@@ -1,11 +1,11 @@
 //! Item 3: one way to be cancelled. Ctrl-C during `gw create` or `gw run`, and Esc or Ctrl-C
-//! in any picker, leave no progress on the screen and say it once (`cancelled`, and what
+//! in any picker (tested with the pickers, in `terminal.rs`), leave no progress on the
+//! screen and say it once (`cancelled`, and what
 //! was rolled back), the same for Esc and Ctrl-C, with exit 8 (`CANCELLED`) in text and
 //! JSON mode alike — `gw run` stopped by Ctrl-C too, so `gw run && deploy` stops. A signal
 //! is never lost behind a write blocked on a stalled pipe.
 
 use std::io::Read;
-use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -18,7 +18,7 @@ const SPINNERS: &str = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
 
 /// What is left on the screen: no spinner, one line saying `cancelled`, and nothing on an
 /// `error:` line.
-fn assert_one_quiet_cancel(what: &str, t: &Term) {
+pub(super) fn assert_one_quiet_cancel(what: &str, t: &Term) {
     let text = t.text();
     let raw = String::from_utf8_lossy(t.raw()).into_owned();
     let tail: String = raw
@@ -140,49 +140,6 @@ fn ctrl_c_stops_run_with_exit_8_and_a_clean_screen() {
             let said: Vec<&str> = text.lines().filter(|l| l.contains("cancel")).collect();
             assert_eq!(said.len(), 1, "{text}");
         }
-    }
-}
-
-/// Esc and Ctrl-C leave each picker the same way: the prompt's line taken away, one
-/// `cancelled`.
-#[test]
-fn esc_and_ctrl_c_leave_a_picker_the_same_way() {
-    let env = TestEnv::with_repos(&["api", "web"]);
-    env.create("feat-login", "feat/login", "api");
-    let inside = env.ws("feat-login").join("api");
-    let cases: &[(&str, &[&str], &Path, &str)] = &[
-        ("select", &["go"], &env.root, "Workspace"),
-        (
-            "multi-select",
-            &["delete"],
-            &env.root,
-            "Delete which workspaces?",
-        ),
-        ("text", &["create", "-r", "api"], &env.root, "Branch"),
-        (
-            "confirm",
-            &["create", "again", "-b", "again", "-r", "web", "--replace"],
-            &inside,
-            "replace it?",
-        ),
-    ];
-    for (kind, args, cwd, prompt) in cases {
-        let mut screens = Vec::new();
-        for (key, name) in [("\x1b", "Esc"), ("\x03", "Ctrl-C")] {
-            let mut t = env.terminal("gw", args, cwd, NARROW, Stdout::Terminal);
-            t.wait_for_text(prompt);
-            t.send(key);
-            let st = t.finish();
-            assert_eq!(st.code(), Some(8), "{kind} + {name}\n{}", t.text());
-            assert_one_quiet_cancel(&format!("{kind} + {name}"), &t);
-            assert!(
-                !t.text().contains(prompt),
-                "{kind} + {name}: prompt left\n{}",
-                t.text()
-            );
-            screens.push(t.text());
-        }
-        assert_eq!(screens[0], screens[1], "{kind}: Esc and Ctrl-C alike");
     }
 }
 

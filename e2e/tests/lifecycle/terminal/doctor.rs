@@ -7,7 +7,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
-use e2e::{Stdout, TestEnv, WAIT_FOR_RELEASE, s};
+use e2e::{Stdout, TestEnv, WAIT_FOR_RELEASE};
 
 use super::NARROW;
 
@@ -89,25 +89,7 @@ fn a_refused_recovery_has_its_own_code() {
     let env = TestEnv::with_repos(&["api"]);
     // A journal (of a gw long gone) that would delete a branch in a repository grove does
     // not know: recovery refuses to act there.
-    let stranger = env.root.join("stranger");
-    std::fs::create_dir_all(&stranger).unwrap();
-    env.git(&stranger, &["init", "-q", "-b", "main"]);
-    env.git(&stranger, &["commit", "-q", "--allow-empty", "-m", "x"]);
-    let tip = env
-        .git(&stranger, &["rev-parse", "HEAD"])
-        .trim()
-        .to_string();
-    let ops = env.grove_home.join("operations");
-    std::fs::create_dir_all(&ops).unwrap();
-    let id = "20260101T000000000000000-1-0-delete-w";
-    let record = serde_json::json!({
-        "version": 1, "id": id, "kind": "delete", "workspace": "w", "pid": 1,
-        "started_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
-        "phase": "committed",
-        "steps": [{"action": "delete_branch", "repo": "stranger", "source": s(&stranger),
-                   "branch": "main", "tip": tip, "status": "planned"}]
-    });
-    std::fs::write(ops.join(format!("{id}.json")), record.to_string()).unwrap();
+    let stranger = env.write_refused_journal();
     let mut t = env.terminal(
         "gw",
         &["doctor", "--fix"],

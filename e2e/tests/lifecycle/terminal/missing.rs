@@ -32,14 +32,12 @@ fn a_missing_workspace_directory_is_an_error_pointing_at_doctor() {
         let json: Vec<&str> = ["--format", "json"].iter().chain(args).copied().collect();
         let run = env.gw(&json).code(5);
         assert_eq!(run.error_code(), "WORKSPACE_DIR_MISSING", "{run}");
-        let v = run.json();
-        assert_eq!(v["error"]["details"]["workspace"], "charlie", "{run}");
-        let actions: Vec<&str> = v["next_actions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a["command"].as_str().unwrap())
-            .collect();
+        assert_eq!(
+            run.json()["error"]["details"]["workspace"],
+            "charlie",
+            "{run}"
+        );
+        let actions = run.next_commands();
         assert!(
             actions.iter().any(|a| a.starts_with("gw doctor")),
             "{actions:?}"

@@ -81,10 +81,7 @@ fn never_stranded(shell_name: &str, args: &[&str], setup: &str) {
     );
     assert!(env.workspace_names().is_empty(), "{}", t.text());
     t.send("exit\r");
-    let leftovers: Vec<String> = e2e::tree(&env.root.join("tmp"), 1)
-        .into_iter()
-        .filter(|n| n.starts_with(".grove_cd"))
-        .collect();
+    let leftovers = env.leftover_cd_files();
     assert!(
         leftovers.is_empty(),
         "{shell_name}: cd files removed: {leftovers:?}"
