@@ -509,3 +509,25 @@ fn candidates(mut cmd: clap::Command, path: &[&str]) -> clap::Command {
     }
     cmd
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn examples_fit_the_width_and_keep_their_column() {
+        for width in [40, 60, 80, 100] {
+            for (_, examples) in COMMAND_EXAMPLES {
+                let text = examples_section(examples, width);
+                for line in text.lines().skip(1) {
+                    let w = console::measure_text_width(line);
+                    // A command longer than the width is a line of its own, whole.
+                    let whole = examples.iter().any(|(c, _)| line.trim() == *c);
+                    assert!(w <= width || whole, "{width}: {line:?}\n{text}");
+                }
+            }
+        }
+        assert_eq!(wrap("a bb ccc dddd", 6), ["a bb", "ccc", "dddd"]);
+        assert_eq!(wrap("", 10), [""]);
+    }
+}

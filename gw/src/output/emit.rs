@@ -375,3 +375,32 @@ pub fn stranded_hint(p: &mut Printer, gone: &std::path::Path, dest: &std::path::
     );
     let _ = p.flush();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_failure_text;
+
+    #[test]
+    fn clap_errors_become_an_error_and_hints() {
+        let rendered = "error: unexpected argument '--bogus' found\n\n  tip: to pass '--bogus' as a value, use '-- --bogus'\n\nUsage: gw delete [OPTIONS] [NAMES]...\n\nFor more information, try '--help'.\n";
+        let (message, hints) = parse_failure_text(rendered, "gw");
+        assert_eq!(message, "unexpected argument '--bogus' found");
+        assert_eq!(
+            hints,
+            [
+                "to pass '--bogus' as a value, use '-- --bogus'",
+                "usage: gw delete [OPTIONS] [NAMES]... (`gw delete --help` says more)",
+            ]
+        );
+        let missing = "error: the following required arguments were not provided:\n  --to <NEW>\n\nUsage: gw rename --to <NEW> [NAME]\n\nFor more information, try '--help'.\n";
+        let (message, hints) = parse_failure_text(missing, "gw");
+        assert_eq!(
+            message,
+            "the following required arguments were not provided:\n  --to <NEW>"
+        );
+        assert_eq!(hints.len(), 1);
+        let (message, hints) = parse_failure_text("", "gw-migrate");
+        assert_eq!(message, "invalid arguments");
+        assert_eq!(hints, ["`gw-migrate --help` says more"]);
+    }
+}

@@ -373,3 +373,30 @@ fn page_size() -> usize {
         .unwrap_or(24);
     rows.saturating_sub(4).clamp(5, 15)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The filter's order: what starts with the typed text, then a word that does, then
+    /// what contains it, then its letters in order; the list's order within each.
+    #[test]
+    fn what_starts_with_the_typed_text_comes_first() {
+        let names = ["alpha", "echo-fix", "hotel", "photo"];
+        let items = Item::all(&names.map(String::from));
+        let rank = |typed: &str| {
+            let mut scored: Vec<(i64, &str)> = items
+                .iter()
+                .filter_map(|i| score(typed, i, &i.label, i.index).map(|s| (s, names[i.index])))
+                .collect();
+            scored.sort_by(|a, b| b.0.cmp(&a.0));
+            scored.into_iter().map(|(_, n)| n).collect::<Vec<_>>()
+        };
+        assert_eq!(rank("ho"), ["hotel", "echo-fix", "photo"]);
+        assert_eq!(rank("fix"), ["echo-fix"]);
+        assert_eq!(rank("HOT"), ["hotel"]);
+        assert_eq!(rank("aph"), ["alpha"]);
+        assert_eq!(rank(""), names);
+        assert!(rank("zz").is_empty());
+    }
+}
