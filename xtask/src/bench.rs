@@ -13,6 +13,11 @@ use std::time::{Duration, Instant};
 
 use crate::util;
 
+mod floor;
+mod report;
+
+use report::{Budget, Case, LoadRange, Seen};
+
 /// Sizes of the fixtures and how many pairs to time.
 #[derive(Clone, Copy)]
 struct Scale {
@@ -91,34 +96,6 @@ each case's budget (completion: the median time, at most 20 ms with 1,000 worksp
   --fixtures DIR  generate the fixtures in DIR instead of target/bench-fixtures (another
              file system: the copy case measures copy-on-write clones on btrfs or XFS)";
 
-impl Case {
-    fn within(&self) -> bool {
-        match self.limit_ms {
-            Some(ms) => self.m.gw_ms <= ms,
-            None => self.m.ratio <= self.budget,
-        }
-    }
-
-    fn budget_text(&self) -> String {
-        match self.limit_ms {
-            Some(ms) => format!("≤ {ms} ms"),
-            None => format!("≤ {}", self.budget),
-        }
-    }
-}
-
-/// One measured case.
-struct Case {
-    name: &'static str,
-    baseline: &'static str,
-    /// The largest ratio allowed; with `limit_ms`, not judged.
-    budget: f64,
-    /// The budget is this median time instead of a ratio.
-    limit_ms: Option<f64>,
-    m: Measure,
-    peak_rss_kib: Option<u64>,
-}
-
 /// Medians of a case's pairs: wall-clock and CPU time (user + system, of the process and
 /// everything it ran), each side and the median of the per-pair ratios.
 #[derive(Clone, Copy, Debug, Default)]
@@ -129,6 +106,8 @@ struct Measure {
     gw_cpu_ms: f64,
     base_cpu_ms: f64,
     cpu_ratio: f64,
+    /// The load averages seen while the pairs ran.
+    seen: Seen,
 }
 
 /// One timed run.
@@ -202,55 +181,68 @@ pub fn run(args: &[String]) -> Result<(), String> {
     };
     let started = Instant::now();
 
-    let loadavg_start = loadavg();
+    let loadavg_start = report::loadavg();
     let mut cases = Vec::new();
+    // Each case as it is measured: its figures are printed at the end, its load now.
+    let push = |cases: &mut Vec<Case>, c: Case| {
+        println!(
+            "    load average {:.2}–{:.2} while timed ({:.0} s in so far)",
+            c.m.seen.min,
+            c.m.seen.max,
+            started.elapsed().as_secs_f64()
+        );
+        cases.push(c);
+    };
     let fx = Fixture::prepare(&cache, &gw, scale)?;
     if wanted("status") {
         util::step("status");
-        cases.push(fx.status_case(scale, "status")?);
+        push(&mut cases, fx.status_case(scale, "status")?);
     }
     if wanted("context") {
         util::step("context");
-        cases.push(fx.status_case(scale, "context")?);
+        push(&mut cases, fx.status_case(scale, "context")?);
     }
     if wanted("list-s") {
         util::step("list -s");
-        cases.push(fx.list_status_case(scale)?);
+        push(&mut cases, fx.list_status_case(scale)?);
     }
     if wanted("list") || wanted("completion") {
         // The list case also makes the home the completion case uses.
         util::step("list");
-        cases.push(fx.list_case(scale, scale.list_workspaces)?);
+        push(&mut cases, fx.list_case(scale, scale.list_workspaces)?);
     }
     if wanted("completion") {
         util::step("completion");
-        cases.push(fx.complete_case(scale, scale.list_workspaces)?);
+        push(&mut cases, fx.complete_case(scale, scale.list_workspaces)?);
     }
     if wanted("create") {
         util::step("create");
-        cases.push(fx.create_case(scale)?);
+        push(&mut cases, fx.create_case(scale)?);
     }
     if wanted("big-status") || wanted("big-context") || wanted("big-create") {
         let big = Fixture::prepare_big(&cache, &gw, scale)?;
         for which in ["status", "context"] {
             if wanted(&format!("big-{which}")) {
                 util::step(&format!("{which}, one huge repository"));
-                cases.push(big.big_status_case(scale, which)?);
+                push(&mut cases, big.big_status_case(scale, which)?);
             }
         }
         if wanted("big-create") {
             util::step("create, one huge repository");
-            cases.push(big.create_case_of(
-                &["big".to_string()],
-                "gw create, one repository of many files",
-                0.6,
-                scale.big_create_pairs,
-            )?);
+            push(
+                &mut cases,
+                big.create_case_of(
+                    &["big".to_string()],
+                    "gw create, one repository of many files",
+                    vec![Budget::FloorWall(1.3)],
+                    scale.big_create_pairs,
+                )?,
+            );
         }
     }
     if wanted("delete") {
         util::step("delete");
-        cases.push(fx.delete_case(scale)?);
+        push(&mut cases, fx.delete_case(scale)?);
     }
     if wanted("copy") {
         util::step("create --copy, a cache of many files");
@@ -260,62 +252,26 @@ pub fn run(args: &[String]) -> Result<(), String> {
         util::step("cargo build --release -p migrate");
         let migrate = util::build_release(&root, "gw-migrate")?;
         util::step("gw-migrate over one huge object");
-        cases.push(migrate_keys_case(&cache, &migrate, scale)?);
+        push(&mut cases, migrate_keys_case(&cache, &migrate, scale)?);
     }
 
-    let mut report = String::new();
-    let _ = writeln!(
-        report,
-        "\n| case | gw (median) | baseline (median) | ratio, wall (median of pairs) | ratio, CPU | budget | peak RSS |"
-    );
-    let _ = writeln!(report, "|---|---|---|---|---|---|---|");
-    for c in &cases {
-        let m = &c.m;
-        let _ = writeln!(
-            report,
-            "| {} | {:.1} ms, CPU {:.1} ms | {:.1} ms, CPU {:.1} ms ({}) | {} | {:.3} | {} | {} |",
-            c.name,
-            m.gw_ms,
-            m.gw_cpu_ms,
-            m.base_ms,
-            m.base_cpu_ms,
-            c.baseline,
-            match (quick, c.limit_ms.is_some()) {
-                (true, _) => format!("{:.3} (not judged)", m.ratio),
-                (false, false) => format!("**{:.3}**", m.ratio),
-                (false, true) => format!("{:.3}", m.ratio),
-            },
-            m.cpu_ratio,
-            match (quick, c.within()) {
-                (true, _) => c.budget_text() + " (not judged: --quick)",
-                (false, true) => c.budget_text() + " ✓",
-                (false, false) => c.budget_text() + " ✗ over budget",
-            },
-            c.peak_rss_kib
-                .map(|k| format!("{:.1} MiB", k as f64 / 1024.0))
-                .unwrap_or_else(|| "-".into()),
-        );
-    }
-    println!("{report}");
-    let over = cases.iter().filter(|c| !c.within()).count();
+    println!("{}", report::table(&cases, quick));
     println!(
         "{} scale, {} pairs per read case ({} for list), {} for create and delete; {:.0} s in all; \
-         load average {} at the start, {} at the end; {}",
+         load average {:.2} at the start, {:.2} at the end (each case's in its row; judged \
+         within {:.0}–{:.0}, under load {:.0}–{:.0}); {}",
         scale.label,
         scale.pairs,
         list_pairs(scale),
         scale.slow_pairs,
         started.elapsed().as_secs_f64(),
         loadavg_start,
-        loadavg(),
-        if quick {
-            // Fixtures this small measure start-up, not the work the budgets are about.
-            "every case works (budgets are judged at full scale only)".to_string()
-        } else if over == 0 {
-            "every case within budget".to_string()
-        } else {
-            format!("{over} over budget")
-        }
+        report::loadavg(),
+        LoadRange::quiet().min,
+        LoadRange::quiet().max,
+        LoadRange::busy().min,
+        LoadRange::busy().max,
+        report::verdict(&cases, quick),
     );
 
     let mut scaling_rows = Vec::new();
@@ -382,14 +338,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "commit": util::git_head(&root),
             "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
             "loadavg_start": loadavg_start,
-            "loadavg_end": loadavg(),
+            "loadavg_end": report::loadavg(),
+            "load_range": { "quiet": [LoadRange::quiet().min, LoadRange::quiet().max],
+                            "busy": [LoadRange::busy().min, LoadRange::busy().max] },
             "seconds": started.elapsed().as_secs_f64(),
-            "cases": cases.iter().map(|c| serde_json::json!({
-                "case": c.name, "baseline": c.baseline, "gw_ms": c.m.gw_ms, "baseline_ms": c.m.base_ms,
-                "ratio": c.m.ratio, "gw_cpu_ms": c.m.gw_cpu_ms, "baseline_cpu_ms": c.m.base_cpu_ms,
-                "cpu_ratio": c.m.cpu_ratio, "budget": c.budget, "limit_ms": c.limit_ms, "within_budget": c.within(), "judged": !quick,
-                "peak_rss_kib": c.peak_rss_kib,
-            })).collect::<Vec<_>>(),
+            "cases": cases.iter().map(|c| c.json(quick)).collect::<Vec<_>>(),
             "scaling": scaling_rows,
         });
         std::fs::write(&path, serde_json::to_string_pretty(&doc).expect("json"))
@@ -645,12 +598,8 @@ impl Fixture {
         base.arg("-c").arg(script).stdout(Stdio::null());
         let m = alternate(&mut gw, &mut base, pairs, || Ok(()), || Ok(()))?;
         Ok(Case {
-            name,
-            baseline,
-            budget,
-            limit_ms: None,
-            m,
             peak_rss_kib: peak_rss(&mut self.gw_cmd(home, args), cwd),
+            ..Case::new(name, baseline, vec![Budget::Wall(budget)], m)
         })
     }
 
@@ -777,15 +726,16 @@ impl Fixture {
         base.arg("-c").arg(&baseline).stdout(Stdio::null());
         let m = alternate(&mut gw, &mut base, s.pairs, || Ok(()), || Ok(()))?;
         Ok(Case {
-            name: "gw list -s --format json",
-            baseline: "git status --porcelain=v2 --branch over the same worktrees, two at a time",
-            budget: 0.8,
-            limit_ms: None,
-            m,
             peak_rss_kib: peak_rss(
                 &mut self.gw_cmd(&home, &["list", "-s", "--format", "json"]),
                 &home,
             ),
+            ..Case::new(
+                "gw list -s --format json",
+                "git status --porcelain=v2 --branch over the same worktrees, two at a time",
+                vec![Budget::Wall(0.8)],
+                m,
+            )
         })
     }
 
@@ -829,15 +779,16 @@ impl Fixture {
         base.arg("--version").stdout(Stdio::null());
         let m = alternate(&mut gw, &mut base, list_pairs(s), || Ok(()), || Ok(()))?;
         Ok(Case {
-            name: "gw list --format json",
-            baseline: "git --version",
-            budget: 3.0,
-            limit_ms: None,
-            m,
             peak_rss_kib: peak_rss(
                 &mut self.gw_cmd(&home, &["list", "--format", "json"]),
                 &home,
             ),
+            ..Case::new(
+                "gw list --format json",
+                "git --version",
+                vec![Budget::Wall(3.0)],
+                m,
+            )
         })
     }
 
@@ -867,36 +818,52 @@ impl Fixture {
         let mut base = Command::new("git");
         base.arg("--version").stdout(Stdio::null());
         let m = alternate(&mut gw, &mut base, list_pairs(s), || Ok(()), || Ok(()))?;
-        Ok(Case {
-            name: "gw go <Tab> (bash completion)",
-            baseline: "git --version",
-            budget: f64::INFINITY,
-            limit_ms: Some(20.0),
+        Ok(Case::new(
+            "gw go <Tab> (bash completion)",
+            "git --version",
+            vec![Budget::Ms(20.0)],
             m,
-            peak_rss_kib: None,
-        })
+        ))
     }
 
     fn create_case(&self, s: Scale) -> Result<Case, String> {
         let repos: Vec<String> = (1..=s.create_repos).map(|i| format!("r{i:02}")).collect();
-        self.create_case_of(&repos, "gw create", 0.35, s.slow_pairs)
+        self.create_case_of(
+            &repos,
+            "gw create",
+            vec![Budget::FloorWall(1.3), Budget::Cpu(1.1)],
+            s.slow_pairs,
+        )
     }
 
-    /// `gw create` of a workspace of `repos` against `git worktree add` of each in turn.
+    /// `gw create` of a workspace of `repos` against `git worktree add` of each in turn and
+    /// against the floor (`floor.rs`: only the directories and files, written from memory),
+    /// timed in turn in each round.
     fn create_case_of(
         &self,
         repos: &[String],
         name: &'static str,
-        budget: f64,
+        budgets: Vec<Budget>,
         pairs: usize,
     ) -> Result<Case, String> {
         let home = self.home("create")?;
         let scratch = self.dir.join("scratch-create");
         let _ = std::fs::remove_dir_all(&scratch);
         std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
+        let trees = repos
+            .iter()
+            .map(|r| {
+                floor::Tree::load(&self.dir.join("repos").join(r), "origin/main", |c| {
+                    git_env(c, &home)
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let threads = floor::threads();
         let mut times_a = Vec::new();
         let mut times_b = Vec::new();
+        let mut times_f = Vec::new();
         let mut peak = None;
+        report::watch_load();
         for k in 0..=pairs {
             let name = format!("c-{k}");
             // Left over by an interrupted run.
@@ -955,19 +922,48 @@ impl Fixture {
                 .collect::<Vec<_>>()
                 .join(" && ");
             sh(&home, &home, &cleanup)?;
+            let dest = scratch.join(format!("floor-{k}"));
+            let to: Vec<(&floor::Tree, PathBuf)> = trees
+                .iter()
+                .zip(repos)
+                .map(|(t, r)| (t, dest.join(r)))
+                .collect();
+            settle();
+            let tf = floor::write(&to, threads)?;
+            report::sample_load();
+            std::fs::remove_dir_all(&dest).map_err(|e| format!("{}: {e}", dest.display()))?;
             if k > 0 {
                 times_a.push(t);
                 times_b.push(tb);
+                times_f.push(tf);
             }
         }
         let m = summarise(&times_a, &times_b);
+        let of = |v: &[Timing], f: fn(&Timing) -> f64| median(&v.iter().map(f).collect::<Vec<_>>());
+        let ratio = |f: fn(&Timing) -> f64| {
+            median(
+                &times_a
+                    .iter()
+                    .zip(&times_f)
+                    .map(|(a, b)| f(a) / f(b))
+                    .collect::<Vec<_>>(),
+            )
+        };
         Ok(Case {
-            name,
-            baseline: "sequential git worktree add --no-track -b over the same repos",
-            budget,
-            limit_ms: None,
-            m,
+            floor: Some(report::Floor {
+                wall_ms: of(&times_f, |t| t.wall_ms),
+                cpu_ms: of(&times_f, |t| t.cpu_ms),
+                ratio: ratio(|t| t.wall_ms),
+                cpu_ratio: ratio(|t| t.cpu_ms),
+                threads,
+            }),
             peak_rss_kib: peak,
+            ..Case::new(
+                name,
+                "sequential git worktree add --no-track -b over the same repos",
+                budgets,
+                m,
+            )
         })
     }
 
@@ -1094,6 +1090,12 @@ impl Fixture {
         for name in &names {
             self.gw_ok(&home, &["status", name])?;
         }
+        // The load average lags a minute behind the busy threads: wait until it is in range.
+        let until = Instant::now() + Duration::from_secs(120);
+        while report::loadavg() < LoadRange::busy().min && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        report::watch_load();
         let mut times_a = Vec::new();
         let mut times_b = Vec::new();
         let mut peak = None;
@@ -1129,17 +1131,19 @@ impl Fixture {
         }
         let m = summarise(&times_a, &times_b);
         util::step(&format!(
-            "delete timed under load: load average {} at the end",
-            loadavg()
+            "delete timed under load: load average {:.2} at the end",
+            report::loadavg()
         ));
         drop(load);
         Ok(Case {
-            name: "gw delete (workspace holding the node_modules tree), under load",
-            baseline: "rm -rf of an identical tree",
-            budget: 0.05,
-            limit_ms: None,
-            m,
             peak_rss_kib: peak,
+            load: LoadRange::busy(),
+            ..Case::new(
+                "gw delete (workspace holding the node_modules tree), under load",
+                "rm -rf of an identical tree",
+                vec![Budget::Wall(0.05)],
+                m,
+            )
         })
     }
 }
@@ -1180,16 +1184,17 @@ fn migrate_keys_case(cache: &Path, migrate: &Path, s: Scale) -> Result<Case, Str
     git_env(&mut peak_cmd, &home);
     peak_cmd.args(["--format", "json"]);
     Ok(Case {
-        name: if s.migrate_keys >= 600_000 {
-            "gw-migrate, .mcp.json of 600,000 keys (budget: 2 s)"
-        } else {
-            "gw-migrate, .mcp.json of many keys (budget: 2 s at 600,000)"
-        },
-        baseline: "git hash-object of the file",
-        budget: (2000.0 / m.base_ms * 100.0).round() / 100.0,
-        limit_ms: Some(2000.0),
-        m,
         peak_rss_kib: peak_rss(&mut peak_cmd, &home),
+        ..Case::new(
+            if s.migrate_keys >= 600_000 {
+                "gw-migrate, .mcp.json of 600,000 keys (budget: 2 s)"
+            } else {
+                "gw-migrate, .mcp.json of many keys (budget: 2 s at 600,000)"
+            },
+            "git hash-object of the file",
+            vec![Budget::Ms(2000.0)],
+            m,
+        )
     })
 }
 
@@ -1232,14 +1237,6 @@ impl Drop for Load {
 /// `gw list` runs take milliseconds: time more of them.
 fn list_pairs(s: Scale) -> usize {
     s.pairs.max(5) * 2
-}
-
-/// The one-minute load average, to judge how noisy the run was.
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|t| t.split_whitespace().next().map(str::to_string))
-        .unwrap_or_else(|| "?".into())
 }
 
 /// Flushes the file systems before a timed run of file-system work, so that one run's
@@ -1288,6 +1285,7 @@ fn time(cmd: &mut Command) -> Result<Timing, String> {
     if !status.success() {
         return Err(format!("{cmd:?} failed with {status}"));
     }
+    report::sample_load();
     Ok(Timing {
         wall_ms,
         cpu_ms: children_cpu_ms() - cpu_before,
@@ -1317,6 +1315,7 @@ fn alternate(
     mut before_a: impl FnMut() -> Result<(), String>,
     mut before_b: impl FnMut() -> Result<(), String>,
 ) -> Result<Measure, String> {
+    report::watch_load();
     for _ in 0..2 {
         before_a()?;
         time(a)?;
@@ -1350,6 +1349,7 @@ fn summarise(a: &[Timing], b: &[Timing]) -> Measure {
         gw_cpu_ms: of(a, |t| t.cpu_ms),
         base_cpu_ms: of(b, |t| t.cpu_ms),
         cpu_ratio: ratio(|t| t.cpu_ms),
+        seen: report::seen_load(),
     }
 }
 
