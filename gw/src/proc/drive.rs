@@ -51,6 +51,7 @@ impl Cmd {
         let mut leader: Option<Status> = None;
         let mut phase = Phase::Running;
         let mut checked = Instant::now();
+        let mut idle = Duration::from_micros(200);
         let status = loop {
             if open {
                 match rx.recv_timeout(TICK) {
@@ -65,8 +66,11 @@ impl Cmd {
                     Err(mpsc::RecvTimeoutError::Timeout) => {}
                 }
             } else if !matches!(phase, Phase::Done { .. }) {
-                // The child closed its output but may still be running.
-                std::thread::sleep(TICK);
+                // The child closed its output but may still be running. It is usually
+                // exiting (its pipes close as it exits): look again soon, then less often.
+                // (A whole tick here made every git command of a create 0–20 ms longer.)
+                std::thread::sleep(idle);
+                idle = (idle * 2).min(TICK);
             }
             checked = Instant::now();
             if leader.is_none()
