@@ -54,14 +54,20 @@ pub fn parse_progress(line: &str) -> Option<Progress<'_>> {
     })
 }
 
+/// Where a long mutation's progress goes: `None` when nothing shows it (stderr is not a
+/// terminal), and then git is asked for none (`--quiet`, no `--progress`): git does not
+/// count for nobody, and grove neither reads its lines as they come nor parses them.
+pub type OnProgress<'a> = Option<&'a mut dyn FnMut(Progress<'_>)>;
+
 /// Runs a git mutation that reports progress (`--progress`, or `worktree add` without
 /// `--quiet`), handing each report to `on`; fails like [`check`] (and is logged like it),
-/// with the progress lines left out of the error and the log.
-fn run_with_progress(
-    cmd: &mut Cmd,
-    repo: &Path,
-    on: &mut dyn FnMut(Progress<'_>),
-) -> Result<(), Error> {
+/// with the progress lines left out of the error and the log. Without `on`, it is
+/// [`check`] (the caller has asked git for no progress).
+fn run_with_progress(cmd: &mut Cmd, repo: &Path, on: OnProgress<'_>) -> Result<(), Error> {
+    let Some(on) = on else {
+        check(cmd, repo)?;
+        return Ok(());
+    };
     // Without this, git waits two seconds before its first report.
     cmd.env("GIT_PROGRESS_DELAY", "0").progress_lines();
     logged(cmd, repo, |cmd| {
@@ -112,11 +118,14 @@ pub fn worktree_add(
     path: &Path,
     branch: &str,
     how: &Checkout,
-    on: &mut dyn FnMut(Progress<'_>),
+    on: OnProgress<'_>,
 ) -> Result<(), Error> {
     let mut cmd = Cmd::git(source);
     parallel_checkout(&mut cmd, source);
     cmd.args(["worktree", "add"]);
+    if on.is_none() {
+        cmd.arg("--quiet");
+    }
     match how {
         Checkout::NewBranch { start } => {
             cmd.args(["--no-track", "-b", branch]).arg(path).arg(start);
@@ -179,29 +188,25 @@ pub fn branch_delete(source: &Path, branch: &str, force: bool) -> Result<(), Err
 }
 
 /// `git fetch --all` in the repository at `source`, reporting progress to `on`.
-pub fn fetch(source: &Path, on: &mut dyn FnMut(Progress<'_>)) -> Result<(), Error> {
-    run_with_progress(
-        Cmd::git(source).args(["fetch", "--all", "--quiet", "--progress"]),
-        source,
-        on,
-    )
+pub fn fetch(source: &Path, on: OnProgress<'_>) -> Result<(), Error> {
+    let mut cmd = Cmd::git(source);
+    cmd.args(["fetch", "--all", "--quiet"]);
+    if on.is_some() {
+        cmd.arg("--progress");
+    }
+    run_with_progress(&mut cmd, source, on)
 }
 
 /// `git clone` of `url` into `dest` (which must not exist), run from `cwd`, reporting
 /// progress (objects received, files written) to `on`.
-pub fn clone(
-    url: &str,
-    dest: &Path,
-    cwd: &Path,
-    on: &mut dyn FnMut(Progress<'_>),
-) -> Result<(), Error> {
-    run_with_progress(
-        Cmd::git(cwd)
-            .args(["clone", "--quiet", "--progress", "--", url])
-            .arg(dest),
-        cwd,
-        on,
-    )
+pub fn clone(url: &str, dest: &Path, cwd: &Path, on: OnProgress<'_>) -> Result<(), Error> {
+    let mut cmd = Cmd::git(cwd);
+    cmd.args(["clone", "--quiet"]);
+    if on.is_some() {
+        cmd.arg("--progress");
+    }
+    cmd.args(["--", url]).arg(dest);
+    run_with_progress(&mut cmd, cwd, on)
 }
 
 /// `git switch` in the worktree at `path` to `target` (a branch, or a commit with `detach`).
@@ -478,17 +483,38 @@ mod tests {
         let how = Checkout::NewBranch {
             start: "main".into(),
         };
-        worktree_add(&src, &wt, "feat", &how, &mut |p| {
-            last = Some((p.what.to_string(), p.done, p.total))
-        })
+        worktree_add(
+            &src,
+            &wt,
+            "feat",
+            &how,
+            Some(&mut |p| last = Some((p.what.to_string(), p.done, p.total))),
+        )
         .unwrap();
         assert_eq!(last, Some(("Updating files".into(), 300, Some(300))));
         assert!(wt.join("f299").is_file());
         // A failure is an error naming git's reason, without the progress lines.
-        let err = worktree_add(&src, &tmp.path().join("wt2"), "feat", &how, &mut |_| {})
+        let err = worktree_add(
+            &src,
+            &tmp.path().join("wt2"),
+            "feat",
+            &how,
+            Some(&mut |_| {}),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("fatal:"), "{err}");
+        assert!(!err.contains("Updating files"), "{err}");
+        // Without anyone to show it, git is asked for no progress, and fails the same way.
+        let wt3 = tmp.path().join("wt3");
+        let quiet = Checkout::NewBranch {
+            start: "main".into(),
+        };
+        worktree_add(&src, &wt3, "other", &quiet, None).unwrap();
+        assert!(wt3.join("f299").is_file());
+        let err = worktree_add(&src, &tmp.path().join("wt4"), "other", &quiet, None)
             .unwrap_err()
             .to_string();
         assert!(err.contains("fatal:"), "{err}");
-        assert!(!err.contains("Updating files"), "{err}");
     }
 }

@@ -60,6 +60,10 @@ pub trait Events: Sync {
     /// Where one repository's work is (fetching, checking out, cloning, rebasing), for the
     /// live per-repository display. Repositories are told apart by name.
     fn task(&self, _repo: &str, _task: Task<'_>) {}
+    /// Whether [`Task::Count`]s are shown: when not, git is not asked to count at all.
+    fn shows_counts(&self) -> bool {
+        false
+    }
     /// A line printed by a hook or a repository command, with the prefix that says whose.
     fn output(&self, prefix: &str, line: &str);
     /// A line from one of several processes running side by side (`gw run`), shown the
@@ -96,15 +100,20 @@ impl<'a> From<crate::git::Progress<'a>> for Task<'a> {
 }
 
 /// Runs one repository's step between [`Task::Step`] and [`Task::Done`] events, handing
-/// `f` a progress callback for git.
+/// `f` a progress callback for git when the counts are shown (see [`Events::shows_counts`]).
 pub(crate) fn task<T, E>(
     ctx: &Ctx<'_>,
     repo: &str,
     step: &str,
-    f: impl FnOnce(&mut dyn FnMut(crate::git::Progress<'_>)) -> std::result::Result<T, E>,
+    f: impl FnOnce(crate::git::OnProgress<'_>) -> std::result::Result<T, E>,
 ) -> std::result::Result<T, E> {
     ctx.events.task(repo, Task::Step(step));
-    let r = f(&mut |p| ctx.events.task(repo, p.into()));
+    let mut counts = |p: crate::git::Progress<'_>| ctx.events.task(repo, p.into());
+    let r = f(if ctx.events.shows_counts() {
+        Some(&mut counts)
+    } else {
+        None
+    });
     ctx.events.task(repo, Task::Done { ok: r.is_ok() });
     r
 }

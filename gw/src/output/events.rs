@@ -79,6 +79,10 @@ impl Events for StderrEvents {
         }
     }
 
+    fn shows_counts(&self) -> bool {
+        matches!(self.draw, Draw::Live(_))
+    }
+
     fn task(&self, repo: &str, task: Task<'_>) {
         let step;
         let task = match task {
