@@ -224,16 +224,26 @@ pub fn read(path: &Path) -> Result<String> {
 
 /// Replaces `path` with `contents` atomically and durably, keeping an existing file's mode.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
-    write_atomic_with(path, contents, None)
+    write_atomic_as(path, contents, None, true)
 }
 
 /// Like [`write_atomic`], and the file gets permission bits `mode` (e.g. `0o755` for an
 /// executable) before it appears under its name.
 pub fn write_atomic_mode(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
-    write_atomic_with(path, contents, Some(mode))
+    write_atomic_as(path, contents, Some(mode), true)
 }
 
-fn write_atomic_with(path: &Path, contents: &[u8], mode: Option<u32>) -> Result<()> {
+/// Like [`write_atomic`] without the `fsync`s: a reader still sees the old file or the new
+/// one, never half of one, but a power cut may lose the change (and on ext4, a rename over
+/// an existing file writes its data out first, so it is not left empty). For files whose
+/// last change costs nothing to lose: a cache, the usage log. Each `fsync` is a wait, and
+/// the first after a checkout a long one (it commits the file system's journal of every
+/// file the checkout wrote).
+pub fn write_atomic_lazily(path: &Path, contents: &[u8]) -> Result<()> {
+    write_atomic_as(path, contents, None, false)
+}
+
+fn write_atomic_as(path: &Path, contents: &[u8], mode: Option<u32>, durable: bool) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let dir = path
         .parent()
@@ -265,10 +275,12 @@ fn write_atomic_with(path: &Path, contents: &[u8], mode: Option<u32>) -> Result<
     }
     let tmp_path = tmp.path().to_path_buf();
     ctx("write", &tmp_path, tmp.as_file_mut().write_all(contents))?;
-    ctx("sync", &tmp_path, tmp.as_file().sync_all())?;
+    if durable {
+        ctx("sync", &tmp_path, tmp.as_file().sync_all())?;
+    }
     tmp.persist(path)
         .map_err(|e| Error::new("replace", path, e.error))?;
-    sync_dir(dir)
+    if durable { sync_dir(dir) } else { Ok(()) }
 }
 
 /// The most grove reads of a document a person hands it (a plan, a blueprint): far more

@@ -108,7 +108,7 @@ impl RemoteCache {
         if self.dirty
             && let Ok(text) = serde_json::to_string_pretty(&self.entries)
         {
-            let _ = fsx::write_atomic(&self.path, text.as_bytes());
+            let _ = fsx::write_atomic_lazily(&self.path, text.as_bytes());
         }
     }
 }
