@@ -294,9 +294,11 @@ fn create_killed_after_every_journal_write_is_recovered() {
         }
     }
     eprintln!("create: {crashes} crash points");
+    // begin, the directory's intent, the worktrees' intent, the state's intent, the commit
+    // (a step that happened is recorded by the next write: tx/mod.rs, `execute`).
     assert!(
-        crashes >= 6,
-        "create writes its journal at least six times ({crashes})"
+        crashes >= 5,
+        "create writes its journal at least five times ({crashes})"
     );
 }
 
@@ -328,9 +330,10 @@ fn delete_killed_after_every_journal_write_is_recovered() {
         create_feat(&env);
     }
     eprintln!("delete: {crashes} crash points");
+    // begin, the trash record's and the move's intent, the state's intent, the commit.
     assert!(
-        crashes >= 6,
-        "delete writes its journal at least six times ({crashes})"
+        crashes >= 4,
+        "delete writes its journal at least four times ({crashes})"
     );
 }
 
