@@ -547,9 +547,9 @@ impl Fixture {
                 &home,
                 "echo more >> pkg000/src/m000000.js && echo new > untracked.txt",
             )?;
-            // Out of the racy second of the checkout, then once through, as a worktree in
-            // use has been.
-            std::thread::sleep(Duration::from_millis(1100));
+            // Out of the racy seconds of the checkout (a status refreshes only files two seconds
+            // older than itself), then once through, as a worktree in use has been.
+            std::thread::sleep(Duration::from_millis(2100));
             self.gw_ok(&home, &["status", "bench"])?;
         }
         let w = q(&wt);
@@ -1086,7 +1086,11 @@ impl Fixture {
                 .join("r01/node_modules");
             sh(&home, &home, &format!("cp -al {} {}", q(&template), q(&nm)))?;
         }
-        std::thread::sleep(Duration::from_millis(1100));
+        // A status writes refreshed stat data back only for files at least two seconds
+        // (by the clock's seconds) older than itself (`git/scan/refresh.rs`): after a wait of
+        // one second the last workspaces' indexes stayed racy, and each delete re-read every
+        // tracked file (2,000) to prove nothing had changed.
+        std::thread::sleep(Duration::from_millis(2100));
         for name in &names {
             self.gw_ok(&home, &["status", name])?;
         }
