@@ -99,10 +99,7 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
     }
     let color = color_choice(&args, &env);
     let width = p.help_width();
-    let matches = match command_at(width)
-        .color(clap_color(color))
-        .try_get_matches_from(&args)
-    {
+    let matches = match parse(&args, color, width) {
         Ok(m) => m,
         Err(e) => return clap_error(&mut p, e),
     };
@@ -360,6 +357,24 @@ pub fn completer_path(env: &Env) -> String {
         Some(p) => p.to_string(),
         None => "gw".into(),
     }
+}
+
+/// Parses `args`. The command as derived parses exactly as [`command`] does: what that adds
+/// (examples, the grouped overview, completion candidates) is only ever rendered or
+/// completed. So it is built only when clap has something to show (help, the version, an
+/// error), and the arguments are parsed again with it. Building it took an eighth of a
+/// `gw list` of 1,000 workspaces (3 of 24 M instructions, callgrind).
+fn parse(
+    args: &[OsString],
+    color: ColorChoice,
+    width: usize,
+) -> Result<clap::ArgMatches, clap::Error> {
+    use clap::CommandFactory;
+    Cli::command().try_get_matches_from(args).or_else(|_| {
+        command_at(width)
+            .color(clap_color(color))
+            .try_get_matches_from(args)
+    })
 }
 
 fn clap_error(p: &mut Printer, e: clap::Error) -> u8 {
