@@ -342,7 +342,6 @@ pub fn remove(ctx: &Ctx<'_>, locks: Locks, req: Request<'_>) -> Result<Removed, 
             record: Box::new(record),
         });
     }
-    let mut tx = Tx::begin(ctx, locks, req.kind, &ws.name, &[])?;
     first.extend(
         req.moves
             .iter()
@@ -352,7 +351,9 @@ pub fn remove(ctx: &Ctx<'_>, locks: Locks, req: Request<'_>) -> Result<Removed, 
                 to: to.clone(),
             }),
     );
-    let moved = tx.run_all(first, false);
+    // Recorded with the journal's first write (one durable write fewer).
+    let (mut tx, first) = Tx::begin_with(ctx, locks, req.kind, &ws.name, &[], first)?;
+    let moved = tx.run_intended(&first, false);
     let mut removed = Removed::default();
     let mut deletes = Vec::new();
     for (i, (r, fate)) in req.targets.iter().zip(fates).enumerate() {

@@ -16,23 +16,13 @@ use super::{CreatePlan, CreateReport, RepoPlan, SetupResult, exists};
 /// (and only that), and says per repository what happened.
 pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<CreateReport> {
     fsx::create_dir_all(&plan.workspace_dir)?;
-    let mut tx = Tx::begin(ctx, locks, Kind::Create, &plan.name, &[])?;
+    // Under the workspace's lock, taken before planning: of two processes creating the
+    // same name, the second sees the first's result here.
     if ctx.state()?.find(&plan.name).is_some() {
-        let _ = tx.finish();
         return Err(exists(
             &plan.name,
             format!("a workspace named `{}` already exists", plan.name),
         ));
-    }
-    if let Err(e) = tx.run(Action::CreateDir {
-        path: plan.path.clone(),
-    }) {
-        let (_, clean) = tx.rollback();
-        return Err(if clean {
-            e
-        } else {
-            e.context("rollback incomplete")
-        });
     }
     for r in &plan.repos {
         // A registration whose directory is gone holds the branch; git would refuse.
@@ -44,18 +34,31 @@ pub fn execute(ctx: &Ctx<'_>, plan: CreatePlan, locks: tx::Locks) -> Result<Crea
         "creating {}",
         crate::ops::count(plan.repos.len(), "worktree", "worktrees")
     ));
-    let adds: Vec<Action> = plan
-        .repos
-        .iter()
-        .map(|r| Action::AddWorktree {
-            repo: r.name.clone(),
-            source: r.source.clone(),
-            path: r.worktree.clone(),
-            branch: plan.branch.clone(),
-            how: r.how.clone(),
-        })
-        .collect();
-    let added = tx.run_all(adds, true);
+    let dir = Action::CreateDir {
+        path: plan.path.clone(),
+    };
+    let adds = plan.repos.iter().map(|r| Action::AddWorktree {
+        repo: r.name.clone(),
+        source: r.source.clone(),
+        path: r.worktree.clone(),
+        branch: plan.branch.clone(),
+        how: r.how.clone(),
+    });
+    // The directory, then the worktrees in it, recorded with the journal's first write: one
+    // durable write before the checkouts instead of three.
+    let first: Vec<Action> = std::iter::once(dir).chain(adds).collect();
+    let (mut tx, steps) = Tx::begin_with(ctx, locks, Kind::Create, &plan.name, &[], first)?;
+    let (dir, adds) = steps.split_at(1);
+    if let Some(Err(e)) = tx.run_intended(dir, false).pop() {
+        tx.not_attempted(adds);
+        let (_, clean) = tx.rollback();
+        return Err(if clean {
+            e
+        } else {
+            e.context("rollback incomplete")
+        });
+    }
+    let added = tx.run_intended(adds, true);
     if let Some(first) = added.iter().find_map(|r| r.as_ref().err()).cloned() {
         return Err(fail(ctx, tx, &plan, &added, first));
     }

@@ -61,21 +61,43 @@ impl<'c, 'a> Tx<'c, 'a> {
         workspace: &str,
         also: &[String],
     ) -> Result<Tx<'c, 'a>> {
+        Tx::begin_with(ctx, locks, kind, workspace, also, Vec::new()).map(|(tx, _)| tx)
+    }
+
+    /// Like [`Tx::begin`], with `first` recorded as intended in the journal's first write
+    /// (one durable write fewer before anything changes); returns their indices, for
+    /// [`Tx::run_intended`].
+    pub fn begin_with(
+        ctx: &'c Ctx<'a>,
+        locks: Locks,
+        kind: Kind,
+        workspace: &str,
+        also: &[String],
+        first: Vec<Action>,
+    ) -> Result<(Tx<'c, 'a>, Vec<usize>)> {
         let mode = signals::enter(signals::Mode::Interrupt);
         if let Some(sig) = signals::requested() {
             return Err(cancelled(sig, "(before anything was changed)"));
         }
-        let journal = Journal::begin(&ctx.home, kind, workspace, also)?;
+        let (journal, indices) = Journal::begin_with(&ctx.home, kind, workspace, also, first)?;
         let inherit = proc::inherit_lock(journal.lock())
             .map_err(|e| Error::internal(format!("cannot share the journal's lock: {e}")))?;
-        Ok(Tx {
+        let tx = Tx {
             ctx,
             _inherit: inherit,
             mode,
             journal,
             copied: Vec::new(),
             _locks: locks,
-        })
+        };
+        Ok((tx, indices))
+    }
+
+    /// Applies steps recorded by [`Tx::begin_with`], as [`Tx::run_all`] does (`parallel`:
+    /// they touch different repositories). Not after an earlier one of them failed: call
+    /// it once per group, and stop at the first failure.
+    pub fn run_intended(&mut self, indices: &[usize], parallel: bool) -> Vec<Result<()>> {
+        self.execute(indices, parallel)
     }
 
     pub fn id(&self) -> &str {
@@ -104,6 +126,19 @@ impl<'c, 'a> Tx<'c, 'a> {
                 .iter()
                 .map(|_| Err(journal_write_error(&e)))
                 .collect(),
+        }
+    }
+
+    /// Records steps of [`Tx::begin_with`] as never attempted (an earlier one failed), so
+    /// that rolling back leaves what they name alone; written by the next write (the
+    /// rollback's first).
+    pub fn not_attempted(&mut self, indices: &[usize]) {
+        for &i in indices {
+            self.journal.mark(
+                i,
+                StepStatus::Undone,
+                Some("not attempted after an earlier failure".into()),
+            );
         }
     }
 

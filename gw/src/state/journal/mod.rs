@@ -170,6 +170,18 @@ impl Journal {
         workspace: &str,
         also: &[String],
     ) -> Result<Journal, Error> {
+        Journal::begin_with(home, kind, workspace, also, Vec::new()).map(|(j, _)| j)
+    }
+
+    /// Like [`Journal::begin`], with `actions` recorded as intended in the same (first)
+    /// write; returns their step indices.
+    pub fn begin_with(
+        home: &GroveHome,
+        kind: Kind,
+        workspace: &str,
+        also: &[String],
+        actions: Vec<Action>,
+    ) -> Result<(Journal, Vec<usize>), Error> {
         let dir = dir(home);
         fsx::create_dir_all(&dir)?;
         let id = new_id(kind, workspace);
@@ -199,8 +211,8 @@ impl Journal {
             lock,
             writes: 0,
         };
-        journal.write()?;
-        Ok(journal)
+        let indices = journal.intend(actions)?;
+        Ok((journal, indices))
     }
 
     pub fn id(&self) -> &str {
