@@ -246,7 +246,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     if wanted("copy") {
         util::step("create --copy, a cache of many files");
-        cases.push(Fixture::prepare_warm(&cache, &gw, scale)?.copy_case(scale)?);
+        push(
+            &mut cases,
+            Fixture::prepare_warm(&cache, &gw, scale)?.copy_case(scale)?,
+        );
     }
     if wanted("migrate") {
         util::step("cargo build --release -p migrate");
@@ -979,6 +982,7 @@ impl Fixture {
         let (mut times_a, mut times_b) = (Vec::new(), Vec::new());
         let mut reflink = None;
         let mut peak = None;
+        report::watch_load();
         for k in 0..=s.slow_pairs {
             let name = format!("w-{k}");
             let _ = self.gw_ok(&home, &["delete", &name, "--force", "--purge"]);
@@ -1035,16 +1039,17 @@ impl Fixture {
         }
         let m = summarise(&times_a, &times_b);
         Ok(Case {
-            name: if reflink == Some(true) {
-                "gw create --copy, a cache of many files (copy-on-write clones)"
-            } else {
-                "gw create --copy, a cache of many files (plain copy, in parallel)"
-            },
-            baseline: "git worktree add + cp -a of the cache, same file system",
-            budget: 0.8,
-            limit_ms: None,
-            m,
             peak_rss_kib: peak,
+            ..Case::new(
+                if reflink == Some(true) {
+                    "gw create --copy, a cache of many files (copy-on-write clones)"
+                } else {
+                    "gw create --copy, a cache of many files (plain copy, in parallel)"
+                },
+                "git worktree add + cp -a of the cache, same file system",
+                vec![Budget::Wall(0.8)],
+                m,
+            )
         })
     }
 
