@@ -9,6 +9,7 @@
 //! index on another.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use super::read::{Changes, Repo, Unreadable};
 use super::scan;
@@ -429,6 +430,17 @@ fn kind(mode: gix::index::entry::Mode) -> u8 {
     }
 }
 
+impl Repo {
+    /// The tree the index file at `index` makes, when the repository holds it already (a
+    /// clean worktree's index makes its HEAD's tree): what `git write-tree` would print,
+    /// having nothing to write. `None` when it cannot tell.
+    pub fn written_tree_of(&self, index: &Path) -> Option<String> {
+        let file = gix::index::File::at(index, self.repo.object_hash(), true, Default::default());
+        let id = index_tree(&file.ok()?)?;
+        self.repo.has_object(id).then(|| id.to_string())
+    }
+}
+
 /// The id of the tree the index's entries make (what `git write-tree` would write), or
 /// `None` when an entry has no place in a tree (a conflict, an intent-to-add file, a sparse
 /// directory) or a tree cannot be hashed.
@@ -683,10 +695,20 @@ mod tests {
             index_tree(&repo.read_index().unwrap()).unwrap().to_string(),
             head.trim()
         );
+        // An index whose tree is written already needs no `git write-tree`; one with staged
+        // content the repository does not hold as a tree yet does.
+        let index = repo.repo.index_path();
+        assert_eq!(repo.written_tree_of(&index).as_deref(), Some(head.trim()));
+        write("staged.txt", "staged");
+        git(&dir, &["add", "staged.txt"]);
+        assert_eq!(repo.written_tree_of(&index), None);
+        let tree = crate::git::write_tree(&dir, &index).unwrap();
+        assert_eq!(repo.written_tree_of(&index), Some(tree));
         // An intent-to-add entry has no place in a tree.
         write("later.txt", "later");
         git(&dir, &["add", "-N", "later.txt"]);
         assert_eq!(index_tree(&repo.read_index().unwrap()), None);
+        assert_eq!(repo.written_tree_of(&index), None);
     }
 
     /// An hour ago: old enough for refreshed stat data to be written back.

@@ -254,6 +254,14 @@ pub fn ref_delete(source: &Path, full: &str, oid: &str) -> Result<(), Error> {
 /// `git write-tree` of the index file `index` (not the repository's own) into the object
 /// database of `source`: the tree of what it holds, so a reference can keep it.
 pub fn write_tree(source: &Path, index: &Path) -> Result<String, Error> {
+    // Usually there is nothing to write (a clean worktree's index is its HEAD's tree):
+    // then no process, which in `gw delete` under load cost 10-35 ms (strace -ttt).
+    if let Some(tree) = super::Repo::open(source)
+        .ok()
+        .and_then(|r| r.written_tree_of(index))
+    {
+        return Ok(tree);
+    }
     let out = check(
         Cmd::git(source)
             .env("GIT_INDEX_FILE", index)
