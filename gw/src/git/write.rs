@@ -313,7 +313,7 @@ pub enum Rebase {
 /// `git rebase <onto>` in the worktree at `path`, reporting the commits replayed
 /// (`Rebasing (2/5)`) to `on`. `Err` only when git could not be run; a rebase that stops is
 /// `Ok(Rebase::Stopped)`.
-pub fn rebase(path: &Path, onto: &str, on: &mut dyn FnMut(Progress<'_>)) -> Result<Rebase, Error> {
+pub fn rebase(path: &Path, onto: &str, mut on: OnProgress<'_>) -> Result<Rebase, Error> {
     // No editor may open: a rebase that would need one must fail, not hang. Not `--quiet`:
     // its count of commits is the progress.
     let mut cmd = Cmd::git(path);
@@ -324,6 +324,7 @@ pub fn rebase(path: &Path, onto: &str, on: &mut dyn FnMut(Progress<'_>)) -> Resu
     let out = logged(&cmd, path, |cmd| {
         cmd.stream(&mut |stream, line| {
             if stream == Stream::Stderr
+                && let Some(on) = on.as_mut()
                 && let Some(p) = parse_progress(line)
             {
                 on(p);

@@ -389,12 +389,12 @@ mod tests {
                 .iter()
                 .filter_map(|i| score(typed, i, &i.label, i.index).map(|s| (s, names[i.index])))
                 .collect();
-            scored.sort_by(|a, b| b.0.cmp(&a.0));
+            scored.sort_by_key(|s| std::cmp::Reverse(s.0));
             scored.into_iter().map(|(_, n)| n).collect::<Vec<_>>()
         };
         assert_eq!(rank("ho"), ["hotel", "echo-fix", "photo"]);
         assert_eq!(rank("fix"), ["echo-fix"]);
-        assert_eq!(rank("HOT"), ["hotel"]);
+        assert_eq!(rank("HOT"), ["hotel", "photo"]);
         assert_eq!(rank("aph"), ["alpha"]);
         assert_eq!(rank(""), names);
         assert!(rank("zz").is_empty());
