@@ -788,6 +788,18 @@ impl TestEnv {
         );
     }
 
+    /// `gw delete NAME --force` (machine mode), which must succeed and keep the workspace
+    /// in the trash: the trash entry's id.
+    pub fn delete_into_trash(&self, name: &str) -> String {
+        let deleted = self
+            .gw(&["delete", name, "--force", "--format", "json"])
+            .success();
+        deleted.result()["deleted"][0]["trash"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no trash entry: {deleted}"))
+            .to_string()
+    }
+
     /// Waits until no `gw trash tidy` or `gw unlink-trash` of this environment runs (a
     /// delete starts them detached), so that what the trash holds is settled.
     pub fn settle_trash(&self) {

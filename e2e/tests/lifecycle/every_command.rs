@@ -347,7 +347,7 @@ fn every_command_succeeds_and_fails_in_one_valid_envelope() {
             ("undo", v(&["undo"]), "restore", v(&["undo", "--bogus"])),
             (
                 "trash empty",
-                v(&["trash", "empty"]),
+                v(&["trash", "empty", "--yes"]),
                 "trash-empty",
                 v(&["trash", "empty", "--older-than", "nope"]),
             ),

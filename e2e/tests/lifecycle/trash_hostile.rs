@@ -484,13 +484,7 @@ fn an_entry_whose_delete_awaits_recovery_says_so() {
     std::fs::write(env.ws("ws").join("api/wip"), "wip\n").unwrap();
     let lock = env.repos.join("api/.git/refs/heads/feat/x.lock");
     std::fs::write(&lock, "").unwrap();
-    let deleted = env
-        .gw(&["delete", "ws", "--force", "--format", "json"])
-        .success();
-    let id = deleted.result()["deleted"][0]["trash"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = env.delete_into_trash("ws");
     for args in [vec!["restore", id.as_str()], vec!["undo"]] {
         let mut argv = args.clone();
         argv.extend(["--format", "json"]);
@@ -602,7 +596,7 @@ fn an_entry_holding_only_a_temporary_record_is_removed_by_doctor() {
     let leftover = env.workspace_dir().join(".trash/ws-1234");
     std::fs::create_dir_all(&leftover).unwrap();
     std::fs::write(leftover.join(".trash.json.Ab12.tmp"), "{").unwrap();
-    let found = env.gw(&["doctor", "--format", "json"]).success().result();
+    let found = env.gw(&["doctor", "--format", "json"]).doctor();
     assert_eq!(found["issues"][0]["kind"], "leftover_trash", "{found:#}");
     assert_eq!(found["issues"][0]["fixable"], true, "{found:#}");
     env.gw(&["doctor", "--fix"]).success();

@@ -6,6 +6,7 @@
 
 mod hidden;
 mod history;
+mod index_tree;
 mod kept;
 mod named;
 mod pristine;

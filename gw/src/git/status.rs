@@ -9,8 +9,8 @@
 //! index on another.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
+use super::index_tree::index_tree;
 use super::read::{Changes, Repo, Unreadable};
 use super::scan;
 use super::{Error, read::err};
@@ -117,32 +117,6 @@ impl Repo {
                     std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()).then_some(rel)
                 })
         })
-    }
-
-    /// The tree the index file at `path` (a worktree's, kept elsewhere) would be written as,
-    /// hashed in process without writing anything; `None` when it cannot be read or holds
-    /// what a tree cannot (a conflict, an intent-to-add file).
-    pub fn tree_of_index_file(&self, path: &std::path::Path) -> Option<String> {
-        let index =
-            gix::index::File::at(path, self.repo.object_hash(), true, Default::default()).ok()?;
-        index_tree(&index).map(|id| id.to_string())
-    }
-
-    /// The paths the index file at `path` holds in conflict (stages 1–3), once each.
-    pub fn conflicts_of_index_file(&self, path: &std::path::Path) -> Vec<String> {
-        let Ok(index) =
-            gix::index::File::at(path, self.repo.object_hash(), true, Default::default())
-        else {
-            return Vec::new();
-        };
-        let mut out: Vec<String> = index
-            .entries()
-            .iter()
-            .filter(|e| e.stage_raw() != 0)
-            .map(|e| e.path(&index).to_string())
-            .collect();
-        out.dedup();
-        out
     }
 
     /// The index, read without verifying its checksum (git does not either, outside
@@ -428,75 +402,6 @@ fn kind(mode: gix::index::entry::Mode) -> u8 {
     } else {
         0
     }
-}
-
-impl Repo {
-    /// The tree the index file at `index` makes, when the repository holds it already (a
-    /// clean worktree's index makes its HEAD's tree): what `git write-tree` would print,
-    /// having nothing to write. `None` when it cannot tell.
-    pub fn written_tree_of(&self, index: &Path) -> Option<String> {
-        let file = gix::index::File::at(index, self.repo.object_hash(), true, Default::default());
-        let id = index_tree(&file.ok()?)?;
-        self.repo.has_object(id).then(|| id.to_string())
-    }
-}
-
-/// The id of the tree the index's entries make (what `git write-tree` would write), or
-/// `None` when an entry has no place in a tree (a conflict, an intent-to-add file, a sparse
-/// directory) or a tree cannot be hashed.
-fn index_tree(index: &gix::index::File) -> Option<gix::ObjectId> {
-    let entries = index.entries();
-    if entries.iter().any(|e| {
-        e.stage_raw() != 0
-            || e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD)
-            || e.mode.is_sparse()
-    }) {
-        return None;
-    }
-    let mut next = 0;
-    let id = tree_under(index, &mut next, b"")?;
-    (next == entries.len()).then_some(id)
-}
-
-/// Hashes the tree of the entries from `*next` on whose paths start with `prefix` (a
-/// directory's path and `/`, or nothing for the root), leaving `*next` at the first entry
-/// past them. Index order is tree order: a directory's entries are contiguous, and `a.b`
-/// sorts before `a/x` as the tree entry `a.b` before `a/`.
-fn tree_under(index: &gix::index::File, next: &mut usize, prefix: &[u8]) -> Option<gix::ObjectId> {
-    use gix::index::entry::Mode;
-    let entries = index.entries();
-    let mut body = Vec::new();
-    while let Some(entry) = entries.get(*next) {
-        let path: &[u8] = entry.path(index).as_ref();
-        let Some(rest) = path.strip_prefix(prefix) else {
-            break;
-        };
-        let (mode, name, id): (&[u8], &[u8], gix::ObjectId) =
-            match rest.iter().position(|b| *b == b'/') {
-                None => {
-                    *next += 1;
-                    let mode: &[u8] = match entry.mode {
-                        Mode::FILE => b"100644",
-                        Mode::FILE_EXECUTABLE => b"100755",
-                        Mode::SYMLINK => b"120000",
-                        Mode::COMMIT => b"160000",
-                        _ => return None,
-                    };
-                    (mode, rest, entry.id)
-                }
-                Some(slash) => {
-                    let name = &rest[..slash];
-                    let sub = [prefix, name, b"/"].concat();
-                    (b"40000", name, tree_under(index, next, &sub)?)
-                }
-            };
-        body.extend_from_slice(mode);
-        body.push(b' ');
-        body.extend_from_slice(name);
-        body.push(0);
-        body.extend_from_slice(id.as_bytes());
-    }
-    gix::objs::compute_hash(index.object_hash(), gix::objs::Kind::Tree, &body).ok()
 }
 
 /// What changed at one path: its index entry against HEAD and the worktree (`X`, `Y` as

@@ -172,10 +172,7 @@ pub(super) fn erase(ctx: &Ctx<'_>, target: &Target) -> Result<Done> {
             fsx::remove_dir_all(admin)?;
         }
         Target::RestoreCopy { path } => {
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
             let in_git_dir = path.parent().is_some_and(|d| d.join("objects").is_dir());
             if !in_git_dir || !name.trim_start_matches('.').starts_with("grove-restore-") {
                 return Err(Error::internal(format!(
