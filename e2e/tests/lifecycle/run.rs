@@ -385,3 +385,84 @@ fn ctrl_c_stops_every_process_group_in_text_mode() {
     assert!(stderr.contains("■ web  stopped by SIGINT"), "{shown}");
     assert_no_process_left(&env, &["api", "web"]);
 }
+
+/// A closed terminal (SIGHUP) stops a run as Ctrl-C does: every process group ends and gw
+/// says `CANCELLED` (found by the issue-30 adversary: gw died at once and left its dev
+/// servers running with init as their parent, their ports taken). Under `nohup` — SIGHUP
+/// ignored when gw starts — the run goes on.
+#[test]
+fn a_closed_terminal_stops_every_process_group() {
+    let env = setup();
+    grove_toml(
+        &env,
+        "api",
+        &format!("run = '{}echo api up; sleep 1000'\n", record(&env, "api")),
+    );
+    let child = env
+        .gw_cmd(&["run", "w", "-r", "api", "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_lines(&pid_file(&env, "api"), 1);
+    let sent = std::process::Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "one envelope ({e}):\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(out.status.code(), Some(8), "{v:#}");
+    assert_eq!(v["error"]["code"], "CANCELLED", "{v:#}");
+    assert_eq!(v["result"]["stopped_by"], "signal", "{v:#}");
+    assert_no_process_left(&env, &["api"]);
+
+    // `nohup gw run`: the hangup is not gw's to act on; Ctrl-C still is.
+    let pids = pid_file(&env, "api");
+    std::fs::remove_file(&pids).unwrap();
+    let mut cmd = env.gw_cmd(&["run", "w", "-r", "api", "--format", "json"]);
+    let program = cmd.get_program().to_owned();
+    let args: Vec<_> = cmd.get_args().map(|a| a.to_owned()).collect();
+    let mut nohup = std::process::Command::new("nohup");
+    nohup.arg(program).args(args);
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => nohup.env(k, v),
+            None => nohup.env_remove(k),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        nohup.current_dir(dir);
+    }
+    let mut child = nohup
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_lines(&pids, 1);
+    let pid = child.id().to_string();
+    for signal in ["-HUP", "-INT"] {
+        let sent = std::process::Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        if signal == "-HUP" {
+            // Still running after the hangup: its process group is still there.
+            std::thread::sleep(Duration::from_millis(300));
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "nohup gw run ended on SIGHUP"
+            );
+        }
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(8));
+    assert_no_process_left(&env, &["api"]);
+}

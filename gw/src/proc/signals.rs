@@ -1,4 +1,4 @@
-//! What SIGINT (Ctrl-C) and SIGTERM do to a running `gw`.
+//! What SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal closed) do to a running `gw`.
 //!
 //! `gw` starts one watcher ([`watch`]) before it even parses its arguments, and gives it
 //! the reporter ([`install`]) once it knows how to report. What a signal then
@@ -58,9 +58,7 @@ static EXIT: OnceLock<fn(i32)> = OnceLock::new();
 pub fn watch() -> io::Result<()> {
     static STARTED: OnceLock<Result<(), io::ErrorKind>> = OnceLock::new();
     let started = STARTED.get_or_init(|| {
-        use signal_hook::consts::{SIGINT, SIGTERM};
-        let mut signals =
-            signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| e.kind())?;
+        let mut signals = signal_hook::iterator::Signals::new(stopping()).map_err(|e| e.kind())?;
         std::thread::Builder::new()
             .name("signals".into())
             .spawn(move || {
@@ -90,6 +88,33 @@ pub fn install(exit: fn(i32)) -> io::Result<()> {
         exit(sig);
     }
     Ok(())
+}
+
+/// The signals that ask `gw` to stop: SIGINT, SIGTERM and SIGHUP — a closed terminal or a
+/// lost ssh connection is a cancellation too (the dev servers of `gw run` are stopped, a
+/// transaction rolled back) —, but SIGHUP only when it was not ignored when `gw` started
+/// (`nohup gw …` asks to outlive the terminal). Decided once, before any is caught.
+pub fn stopping() -> &'static [i32] {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    static SET: OnceLock<Vec<i32>> = OnceLock::new();
+    SET.get_or_init(|| {
+        let mut set = vec![SIGINT, SIGTERM];
+        if !ignored(SIGHUP) {
+            set.push(SIGHUP);
+        }
+        set
+    })
+}
+
+/// Whether `sig` is ignored (`SIG_IGN`) at the moment.
+#[allow(unsafe_code)]
+fn ignored(sig: i32) -> bool {
+    // SAFETY: `sigaction` with no new action only writes the current one into `old`, a
+    // plain C struct for which all zeroes is a valid value.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
 }
 
 fn on_signal(sig: i32) {

@@ -89,12 +89,12 @@ impl Stop {
         self.0.reason.get().copied()
     }
 
-    /// Turns SIGINT and SIGTERM into stop requests until the guard is dropped. A process
+    /// Turns SIGINT, SIGTERM and SIGHUP ([`signals::stopping`]) into stop requests until the
+    /// guard is dropped. A process
     /// group of its own keeps a child from seeing the terminal's Ctrl-C directly, so this
     /// is how it hears of it.
     pub fn on_signals(&self) -> io::Result<SignalGuard> {
-        use signal_hook::consts::{SIGINT, SIGTERM};
-        let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+        let mut signals = signal_hook::iterator::Signals::new(signals::stopping())?;
         let handle = signals.handle();
         let stop = self.clone();
         let thread = std::thread::spawn(move || {
