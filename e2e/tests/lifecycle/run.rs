@@ -426,7 +426,7 @@ fn a_closed_terminal_stops_every_process_group() {
     // `nohup gw run`: the hangup is not gw's to act on; Ctrl-C still is.
     let pids = pid_file(&env, "api");
     std::fs::remove_file(&pids).unwrap();
-    let mut cmd = env.gw_cmd(&["run", "w", "-r", "api", "--format", "json"]);
+    let cmd = env.gw_cmd(&["run", "w", "-r", "api", "--format", "json"]);
     let program = cmd.get_program().to_owned();
     let args: Vec<_> = cmd.get_args().map(|a| a.to_owned()).collect();
     let mut nohup = std::process::Command::new("nohup");
