@@ -393,3 +393,45 @@ fn invalid_blueprints_name_the_file_line_and_key() {
         }
     }
 }
+
+/// `--out` writes a plan as a regular file, and never in place of anything else: a symbolic
+/// link (to a file or `/dev/null`) or a FIFO was replaced by a plan file, and as root
+/// `--out /dev/null` replaced the system's (found by the issue-30 adversary).
+#[test]
+fn out_never_replaces_what_is_not_a_regular_file() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("ws", "feat/ws", "api");
+    let dir = env.root.join("tmp");
+    std::fs::write(dir.join("target.txt"), "mine\n").unwrap();
+    std::os::unix::fs::symlink(dir.join("target.txt"), dir.join("link")).unwrap();
+    std::os::unix::fs::symlink("/dev/null", dir.join("null")).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(dir.join("fifo"))
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    for name in ["link", "null", "fifo", "-"] {
+        let out = dir.join(name);
+        let arg = if name == "-" { "-".to_string() } else { s(&out).to_string() };
+        for args in [
+            vec!["delete", "ws", "--dry-run", "--out", &arg, "--format", "json"],
+            vec!["plan", "delete", "ws", "--out", &arg, "--format", "json"],
+        ] {
+            let run = env.gw(&args).code(2);
+            assert_eq!(run.error_code(), "USAGE", "{name}: {run}");
+        }
+        if name != "-" {
+            let kind = std::fs::symlink_metadata(&out).unwrap().file_type();
+            assert!(!kind.is_file(), "{name} was replaced by a file");
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.join("target.txt")).unwrap(),
+        "mine\n"
+    );
+    let saved = dir.join("plan.json");
+    env.gw(&["delete", "ws", "--dry-run", "--out", s(&saved)])
+        .success();
+    assert!(std::fs::metadata(&saved).unwrap().is_file());
+    assert!(env.ws("ws").exists(), "a dry run deletes nothing");
+}

@@ -145,7 +145,7 @@ pub fn plan(ctx: &Ctx<'_>, a: PlanArgs, ui: Ui) -> CmdResult {
     };
     let mut saved = None;
     if let Some(out) = out {
-        let path = ctx.env.resolve_path(&out);
+        let path = plan_file(&ctx.env.resolve_path(&out), &out)?;
         let text = serde_json::to_string_pretty(&doc).expect("plans serialise");
         if crate::redact::has_url_userinfo(&text) {
             // grove writes no credential to disk; the plan's inputs hold a URL's.
@@ -159,6 +159,51 @@ pub fn plan(ctx: &Ctx<'_>, a: PlanArgs, ui: Ui) -> CmdResult {
         saved = Some(path);
     }
     Ok(Out::new(crate::output::render::Planned { doc, saved }))
+}
+
+/// Where `--out` may write a plan: a new file, or over a regular file (replaced whole), in
+/// a directory that exists. Never over anything else — a device, a FIFO, a directory, a
+/// symbolic link (writing replaces the entry, and `/dev/null` is no place to replace) — and
+/// `-` is no file name here: stdout already has the plan.
+fn plan_file(path: &std::path::Path, given: &std::path::Path) -> crate::error::Result<PathBuf> {
+    let fix = "Name a new file or a regular file (`--out plan.json`), or pipe the plan: `gw plan … --format json | gw apply -`";
+    if given.as_os_str() == "-" {
+        return Err(
+            Error::usage("`--out -`: the plan is on stdout already; --out names a file")
+                .with_fix(fix),
+        );
+    }
+    let refuse = |what: &str| {
+        Err(Error::usage(format!(
+            "`{}` is {what}; --out writes a regular file",
+            path.display()
+        ))
+        .with_fix(fix))
+    };
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => return refuse("a symbolic link"),
+        Ok(m) if m.is_dir() => return refuse("a directory"),
+        Ok(m) if !m.is_file() => {
+            return refuse("not a regular file (a device, a FIFO or a socket)");
+        }
+        Ok(_) => {}
+        // Nothing there, or no directory to hold it (said below).
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) => {}
+        Err(e) => return Err(fsx::Error::new("look at", path, e).into()),
+    }
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(dir) if !dir.is_dir() => Err(Error::usage(format!(
+            "`{}` is not a directory, so `{}` cannot be written",
+            dir.display(),
+            path.display()
+        ))
+        .with_fix(fix)),
+        _ => Ok(path.to_path_buf()),
+    }
 }
 
 /// Execute a plan made by `gw plan`, if nothing it depends on has changed
@@ -192,4 +237,52 @@ pub fn apply(ctx: &Ctx<'_>, a: ApplyArgs) -> CmdResult {
         Applied::PruneBranches(r) => Out::new(r),
         Applied::Restore(r) => Out::new(r),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plan_file;
+    use std::path::Path;
+
+    #[test]
+    fn a_plan_is_written_only_as_a_regular_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let at = |name: &str| dir.join(name);
+        let ok = |p: &Path| plan_file(p, p).map(|_| ()).map_err(|e| e.code);
+        assert_eq!(ok(&at("new.json")), Ok(()));
+        std::fs::write(at("old.json"), "{}").unwrap();
+        assert_eq!(ok(&at("old.json")), Ok(()), "a regular file is replaced");
+        std::os::unix::fs::symlink(at("old.json"), at("link")).unwrap();
+        std::os::unix::fs::symlink("/dev/null", at("null")).unwrap();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &at("fifo"),
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
+        for refused in ["link", "null", "fifo", ""] {
+            assert_eq!(
+                ok(&at(refused)),
+                Err(crate::error::Code::Usage),
+                "{refused:?}"
+            );
+        }
+        assert_eq!(ok(Path::new("/dev/null")), Err(crate::error::Code::Usage));
+        assert_eq!(
+            ok(&at("old.json/x")),
+            Err(crate::error::Code::Usage),
+            "under a file"
+        );
+        assert_eq!(
+            ok(&at("nowhere/x.json")),
+            Err(crate::error::Code::Usage),
+            "under nothing"
+        );
+        let dash = Path::new("-");
+        assert_eq!(
+            plan_file(&at("-"), dash).map(|_| ()).map_err(|e| e.code),
+            Err(crate::error::Code::Usage)
+        );
+    }
 }
