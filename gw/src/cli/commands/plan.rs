@@ -251,13 +251,13 @@ mod tests {
         let at = |name: &str| dir.join(name);
         let ok = |p: &Path| plan_file(p, p).map(|_| ()).map_err(|e| e.code);
         assert_eq!(ok(&at("new.json")), Ok(()));
-        std::fs::write(at("old.json"), "{}").unwrap();
+        crate::fsx::write_atomic(&at("old.json"), b"{}").unwrap();
         assert_eq!(ok(&at("old.json")), Ok(()), "a regular file is replaced");
         std::os::unix::fs::symlink(at("old.json"), at("link")).unwrap();
         std::os::unix::fs::symlink("/dev/null", at("null")).unwrap();
         rustix::fs::mkfifoat(
             rustix::fs::CWD,
-            &at("fifo"),
+            at("fifo"),
             rustix::fs::Mode::from_raw_mode(0o600),
         )
         .unwrap();
