@@ -480,3 +480,29 @@ fn walk_files(dir: &std::path::Path) -> usize {
     }
     n
 }
+
+/// `gw doctor --fix` run from inside a worktree of the create it rolls back: the worktree
+/// goes, and the doctor, standing in it, used to fail the rest (`GIT_FAILED`: gix opens
+/// no repository from a directory that is gone; found by the issue-30 adversary). It steps
+/// out of whatever it removes.
+#[test]
+fn doctor_fix_from_inside_the_worktree_it_rolls_back() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    let args: Vec<String> = ["create", "feat", "-b", "feat", "-r", "api,web"]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    let child = spawn(&env, &args, Some(2));
+    let (end, _) = finish(child, None);
+    assert_eq!(end, End::Killed);
+    let inside = env.ws("feat").join("api");
+    assert!(inside.join(".git").exists(), "the crash left the worktree");
+    let fixed = env.gw_in(&inside, &["doctor", "--fix", "--format", "json"]);
+    assert_eq!(fixed.status, 0, "{fixed}");
+    assert_eq!(fixed.result()["failed"], 0, "{fixed}");
+    assert!(journals(&env).is_empty(), "a journal is left");
+    assert!(!env.ws("feat").exists());
+    for repo in ["api", "web"] {
+        assert!(!env.has_branch(&env.repos.join(repo), "feat"), "{repo}");
+    }
+}

@@ -412,9 +412,21 @@ fn out_never_replaces_what_is_not_a_regular_file() {
     assert!(fifo.success());
     for name in ["link", "null", "fifo", "-"] {
         let out = dir.join(name);
-        let arg = if name == "-" { "-".to_string() } else { s(&out).to_string() };
+        let arg = if name == "-" {
+            "-".to_string()
+        } else {
+            s(&out).to_string()
+        };
         for args in [
-            vec!["delete", "ws", "--dry-run", "--out", &arg, "--format", "json"],
+            vec![
+                "delete",
+                "ws",
+                "--dry-run",
+                "--out",
+                &arg,
+                "--format",
+                "json",
+            ],
             vec!["plan", "delete", "ws", "--out", &arg, "--format", "json"],
         ] {
             let run = env.gw(&args).code(2);

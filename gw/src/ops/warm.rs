@@ -233,7 +233,7 @@ pub fn describe(
 pub fn precheck(ctx: &Ctx<'_>, worktree: &Path, entries: &[PathBuf]) -> Result<()> {
     ctx.territory().check(worktree, "copy into")?;
     for e in entries {
-        if !crate::ops::safety::remove::is_relative_inside(e) {
+        if !crate::ops::safety::territory::is_relative_inside(e) {
             return Err(Error::new(
                 Code::CorruptState,
                 format!(

@@ -84,6 +84,11 @@ pub enum Done {
 /// Paths are checked against the territory; git runs under the repository's lock.
 pub(super) fn erase(ctx: &Ctx<'_>, target: &Target) -> Result<Done> {
     let territory = ctx.territory();
+    // A gw run from inside what goes (`gw doctor --fix` from the worktree it rolls back)
+    // would be left in a directory that is gone, where gix opens no repository.
+    if let Target::Worktree { path, .. } | Target::Tree { path, .. } = target {
+        fsx::step_out_of(path);
+    }
     match target {
         Target::Branch {
             source,
@@ -492,7 +497,7 @@ pub fn added_worktree(
 /// links resolved, so nothing outside the workspace directory is touched.
 pub fn copied(ctx: &Ctx<'_>, worktree: &Path, entries: &[PathBuf]) -> Result<Undo> {
     for entry in entries {
-        if !is_relative_inside(entry) {
+        if !super::territory::is_relative_inside(entry) {
             return Err(Error::new(
                 Code::CorruptState,
                 format!(
@@ -510,15 +515,6 @@ pub fn copied(ctx: &Ctx<'_>, worktree: &Path, entries: &[PathBuf]) -> Result<Und
         )?;
     }
     Ok(Undo::Undone)
-}
-
-/// A relative path of plain components (no `..`, no root): it stays inside what it is
-/// joined to, unless a symbolic link on the way leads out (the territory sees to that).
-pub fn is_relative_inside(path: &Path) -> bool {
-    path.components().next().is_some()
-        && path
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
 /// Removes `dir`, a repository this invocation cloned, unless it holds work of its own

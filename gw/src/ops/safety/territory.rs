@@ -105,6 +105,15 @@ impl Territory {
     }
 }
 
+/// A relative path of plain components (no `..`, no root): it stays inside what it is
+/// joined to, unless a symbolic link on the way leads out ([`Territory::check`] sees to that).
+pub fn is_relative_inside(path: &Path) -> bool {
+    path.components().next().is_some()
+        && path
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
