@@ -285,6 +285,15 @@ pub fn emit_parse_failure(p: &mut Printer, e: &ParseFailure, program: &str) -> u
     if e.is_help {
         return emit_help(p, &e.rendered);
     }
+    if matches!(
+        e.kind.as_str(),
+        "MissingSubcommand" | "DisplayHelpOnMissingArgumentOrSubcommand"
+    ) && let Some(err) = missing_command(&e.rendered)
+    {
+        // `gw ws` alone: an error saying so and what the commands are, not its whole help
+        // as an error (the issue-30 adversary).
+        return emit_error(p, &err);
+    }
     if p.mode == Mode::Text {
         // Laid out as gw's own errors. The parser's text echoes the arguments, which may
         // hold anything.
@@ -358,6 +367,47 @@ fn parse_failure_text(rendered: &str, program: &str) -> (String, Vec<String>) {
     (message.join("\n"), hints)
 }
 
+/// The `USAGE` error of a command group given no command (`gw ws`): clap rendered either
+/// the group's help or its missing-subcommand error; either names the group in its usage
+/// line and lists the commands.
+fn missing_command(rendered: &str) -> Option<Error> {
+    let plain = console::strip_ansi_codes(rendered);
+    let group = plain
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Usage: "))?
+        .split_whitespace()
+        .take_while(|w| !w.starts_with(['[', '<', '-']))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let listed = plain.lines().find_map(|l| {
+        let inner = l.trim().strip_prefix("[subcommands: ")?.strip_suffix(']')?;
+        Some(inner.split(", ").map(str::to_string).collect::<Vec<_>>())
+    });
+    let commands = listed.unwrap_or_else(|| {
+        plain
+            .lines()
+            .skip_while(|l| l.trim() != "Commands:")
+            .skip(1)
+            .take_while(|l| l.starts_with("  "))
+            .filter(|l| !l.starts_with("   "))
+            .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+            .collect()
+    });
+    let commands: Vec<String> = commands.into_iter().filter(|c| c != "help").collect();
+    if group.is_empty() || commands.is_empty() {
+        return None;
+    }
+    Some(
+        Error::usage(format!(
+            "`{group}` needs a command: {}",
+            commands.join(", ")
+        ))
+        .with_fix(format!(
+            "Run `{group} <command>` (`{group} --help` says more)"
+        )),
+    )
+}
+
 /// A hint, on a terminal, that the shell's directory `gone` no longer exists and where to go
 /// instead (the shell integration would have gone there itself).
 pub fn stranded_hint(p: &mut Printer, gone: &std::path::Path, dest: &std::path::Path) {
@@ -378,7 +428,20 @@ pub fn stranded_hint(p: &mut Printer, gone: &std::path::Path, dest: &std::path::
 
 #[cfg(test)]
 mod tests {
-    use super::parse_failure_text;
+    use super::{missing_command, parse_failure_text};
+
+    #[test]
+    fn a_group_without_its_command_is_one_error_naming_the_commands() {
+        let help = "Manage workspaces (list, show, delete)\n\nUsage: gw ws [OPTIONS] <COMMAND>\n\nCommands:\n  list    List workspaces [alias: ls]\n  show    Show one workspace as recorded\n  delete  Delete workspaces,\n          several at once\n  help    Print this message\n\nOptions:\n  -h, --help  Print help\n";
+        let err = missing_command(help).unwrap();
+        assert_eq!(err.message, "`gw ws` needs a command: list, show, delete");
+        let clap = "error: 'gw ws' requires a subcommand but one was not provided\n  [subcommands: list, show, help]\n\nUsage: gw ws [OPTIONS] <COMMAND>\n";
+        assert_eq!(
+            missing_command(clap).unwrap().message,
+            "`gw ws` needs a command: list, show"
+        );
+        assert!(missing_command("error: nothing here\n").is_none());
+    }
 
     #[test]
     fn clap_errors_become_an_error_and_hints() {
