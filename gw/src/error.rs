@@ -185,6 +185,16 @@ impl Error {
         self
     }
 
+    /// Adds the keys of `more` (an object) to the details, keeping those already there
+    /// that it does not name (a cancellation's `signal`).
+    pub fn with_more_details(mut self, more: Value) -> Error {
+        match (&mut self.details, more) {
+            (Some(Value::Object(have)), Value::Object(more)) => have.extend(more),
+            (_, more) => self.details = Some(more),
+        }
+        self
+    }
+
     pub fn with_action(mut self, action: NextAction) -> Error {
         self.next_actions.push(action);
         self

@@ -465,6 +465,11 @@ fn ctrl_c_rolls_back_and_says_cancelled() {
         let run = wait(child, "gw create").code(8);
         if machine {
             assert_eq!(run.error_code(), "CANCELLED", "{run}");
+            // The signal is named beside what was rolled back (it was not: the issue-30
+            // adversary).
+            let details = &run.json()["error"]["details"];
+            assert_eq!(details["signal"], "SIGINT", "{run}");
+            assert_eq!(details["workspace"], "ws", "{run}");
         } else {
             assert!(run.stdout.is_empty(), "{run}");
             assert!(run.stderr.starts_with("cancelled:"), "{run}");

@@ -405,7 +405,7 @@ fn fail(
         .with_fix(
             "Nothing was added: every worktree and branch this command created was removed again",
         )
-        .with_details(serde_json::json!({ "workspace": ws.name, "operation": id }));
+        .with_more_details(serde_json::json!({ "workspace": ws.name, "operation": id }));
     if clean {
         err
     } else {

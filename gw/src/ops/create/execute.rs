@@ -240,7 +240,7 @@ fn fail(
     } else {
         cause.context(format!("cannot create workspace `{}`", plan.name))
     }
-    .with_details(details);
+    .with_more_details(details);
     if clean {
         err
     } else {
