@@ -49,6 +49,21 @@ impl NextAction {
     pub fn destructive(description: impl Into<String>, argv: &[&str]) -> NextAction {
         NextAction::new(Effect::Destructive, description, argv)
     }
+
+    /// The command as a person types it: without the `--format json` a program's next
+    /// action carries (a person reading text output would get an envelope back).
+    pub fn for_people(&self) -> String {
+        let mut argv: Vec<&str> = Vec::with_capacity(self.argv.len());
+        let mut args = self.argv.iter().map(String::as_str).peekable();
+        while let Some(a) = args.next() {
+            if a == "--format" && args.peek() == Some(&"json") {
+                args.next();
+            } else if a != "--format=json" {
+                argv.push(a);
+            }
+        }
+        shell_line(&argv)
+    }
 }
 
 /// Joins an argument vector into a POSIX shell line.
@@ -68,5 +83,8 @@ mod tests {
         let a = NextAction::read("Inspect", &["gw", "status", "my ws", "--format", "json"]);
         assert_eq!(a.command, "gw status 'my ws' --format json");
         assert_eq!(a.argv, ["gw", "status", "my ws", "--format", "json"]);
+        assert_eq!(a.for_people(), "gw status 'my ws'");
+        let b = NextAction::read("Run", &["gw", "run", "--", "x", "--format", "text"]);
+        assert_eq!(b.for_people(), b.command);
     }
 }

@@ -73,21 +73,7 @@ pub fn add_repo(ctx: &Ctx<'_>, opts: AddRepoOptions) -> Result<AddRepoReport> {
     let locks = tx::lock_workspaces(ctx, &[&name])?;
     let ws = resolve::by_name(&ctx.state()?, &name)?.clone();
     let locks = locks.with_branch(ctx, &ws.branch)?;
-    if !ws.path.is_dir() {
-        return Err(Error::new(
-            Code::WorkspaceNotFound,
-            format!(
-                "the directory of workspace `{}` is missing: `{}`",
-                ws.name,
-                ws.path.display()
-            ),
-        )
-        .with_fix("Run `gw doctor` to see what happened to it")
-        .with_action(NextAction::read(
-            "Diagnose",
-            &["gw", "doctor", "--format", "json"],
-        )));
-    }
+    crate::ops::resolve::require_dir(&ws)?;
     let discovery = repos::discover(ctx, &config);
     let chosen = repos::resolve(ctx, &config, &opts.repos, &discovery)?;
     let copy = opts.copy.unwrap_or(config.copy);

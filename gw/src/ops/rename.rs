@@ -71,21 +71,7 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
     // Both names are locked from validation to commit: nobody creates NEW meanwhile.
     let locks = tx::lock_workspaces(ctx, &[&name, to])?;
     let (ws, new_path) = validate(&ctx.state()?, &name, to)?;
-    if !ws.path.is_dir() {
-        return Err(Error::new(
-            Code::WorkspaceNotFound,
-            format!(
-                "the directory of workspace `{}` is missing: `{}`",
-                ws.name,
-                ws.path.display()
-            ),
-        )
-        .with_fix("Run `gw doctor` to see what happened to it")
-        .with_action(NextAction::read(
-            "Diagnose",
-            &["gw", "doctor", "--format", "json"],
-        )));
-    }
+    crate::ops::resolve::require_dir(&ws)?;
 
     check_worktrees_inside(&ws)?;
     let moved = moved_entries(&ws, &new_path);

@@ -17,6 +17,9 @@ fn a_missing_workspace_directory_is_an_error_pointing_at_doctor() {
         &["run", "charlie", "--", "true"],
         &["sync", "charlie"],
         &["reset", "charlie"],
+        // WORKSPACE_NOT_FOUND before (the issue-30 adversary).
+        &["rename", "charlie", "--to", "delta"],
+        &["add-repo", "charlie", "-r", "api"],
     ] {
         let mut t = env.terminal("gw", args, &env.root, NARROW, Stdout::Terminal);
         let st = t.finish();

@@ -46,7 +46,7 @@ fn sync_text(p: &mut Printer, repos: &[RepoSync]) -> io::Result<()> {
             p.message(Role::Plain, shown!("{} {}", mark, line))?;
             for a in &r.actions {
                 p.message(Role::Plain, shown!("  {}:", a.description))?;
-                p.message(Role::Plain, shown!("    {}", a.command))?;
+                p.message(Role::Plain, shown!("    {}", a.for_people()))?;
             }
         } else {
             p.message(role(r.outcome()), line)?;
