@@ -427,20 +427,43 @@ impl Ran {
     }
 }
 
-/// The last lines a command printed (both streams, in order).
+/// The last lines a command printed (both streams, in the order they were read), and
+/// apart its last lines on stderr: the two streams come through two pipes, so a last
+/// error line can be read before the output written ahead of it, and fall out of the
+/// merged tail (`seq 200; echo FATAL >&2; exit 1`: the issue-30 adversary).
 #[derive(Default)]
-struct Tail(VecDeque<String>);
+struct Tail {
+    lines: VecDeque<String>,
+    errors: VecDeque<String>,
+}
+
+/// How many of the last stderr lines a failure's `detail` keeps whatever else came after.
+const ERROR_LINES: usize = 3;
 
 impl Tail {
-    fn push(&mut self, line: &str) {
-        if self.0.len() == DETAIL_LINES {
-            self.0.pop_front();
+    fn push(&mut self, stream: proc::Stream, line: &str) {
+        fn keep(q: &mut VecDeque<String>, max: usize, line: &str) {
+            if q.len() == max {
+                q.pop_front();
+            }
+            q.push_back(line.to_string());
         }
-        self.0.push_back(line.to_string());
+        keep(&mut self.lines, DETAIL_LINES, line);
+        if stream == proc::Stream::Stderr {
+            keep(&mut self.errors, ERROR_LINES, line);
+        }
     }
 
+    /// The merged tail, then whichever of the last stderr lines it lost.
     fn text(&self) -> String {
-        let lines: Vec<&str> = self.0.iter().map(String::as_str).collect();
+        let mut lines: Vec<&str> = self.lines.iter().map(String::as_str).collect();
+        let lost: Vec<&str> = self
+            .errors
+            .iter()
+            .map(String::as_str)
+            .filter(|e| !lines.contains(e))
+            .collect();
+        lines.extend(lost);
         lines.join("\n")
     }
 }
@@ -463,9 +486,9 @@ fn run_repo(
             true => repo_shell(ctx, command, repo, cwd, vars),
             false => repo_command(ctx, command, repo, cwd, vars)?,
         };
-        cmd.supervise(stop, after, &mut |_, line| {
+        cmd.supervise(stop, after, &mut |stream, line| {
             ctx.events.process_output(&label, line);
-            tail.push(line);
+            tail.push(stream, line);
         })
         .map_err(|e| e.to_string())
     };
@@ -557,4 +580,31 @@ fn run_repo(
         }
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DETAIL_LINES, Tail};
+    use crate::proc::Stream;
+
+    #[test]
+    fn the_last_error_line_is_kept_whichever_pipe_was_read_first() {
+        let mut tail = Tail::default();
+        // Read in this order from the two pipes; written the other way round.
+        tail.push(Stream::Stderr, "FATAL: boom");
+        for i in 1..=200 {
+            tail.push(Stream::Stdout, &i.to_string());
+        }
+        let text = tail.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), DETAIL_LINES + 1, "{text}");
+        assert_eq!(lines[DETAIL_LINES - 1], "200");
+        assert_eq!(lines[DETAIL_LINES], "FATAL: boom");
+
+        // Read in order: nothing is said twice.
+        let mut tail = Tail::default();
+        tail.push(Stream::Stdout, "working");
+        tail.push(Stream::Stderr, "FATAL: boom");
+        assert_eq!(tail.text(), "working\nFATAL: boom");
+    }
 }
