@@ -577,6 +577,14 @@ fn trash_empty_erases_and_doctor_reports_without_purging() {
         ])
         .success();
     assert_eq!(emptied.result()["count"], 0, "not a day old yet");
+    // A dry run says what would go, needs no --yes, and erases nothing.
+    let dry = env
+        .gw(&["trash", "empty", "--dry-run", "--format", "json"])
+        .success();
+    assert_eq!(dry.result()["count"], 1, "{dry}");
+    assert_eq!(dry.result()["dry_run"], true, "{dry}");
+    e2e::schema::validate("trash-empty", &dry.result());
+    assert_eq!(trash(&env).len(), 1, "a dry run erases nothing");
     let emptied = env
         .gw(&["trash", "empty", "--yes", "--format", "json"])
         .success();

@@ -37,6 +37,9 @@ pub struct EmptyArgs {
     /// Erase without asking (a person at a terminal is asked; anyone else must pass it)
     #[arg(short, long)]
     pub yes: bool,
+    /// Say what would be erased, and erase nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]
@@ -74,6 +77,9 @@ pub fn trash(ctx: &Ctx<'_>, a: TrashArgs, ui: Ui) -> CmdResult {
                 .map_err(|m| Error::usage(format!("--older-than: {m}")))?;
             // Erasing for good is asked once of a person (as a desktop trash's "Empty"); a
             // script or an agent says it with --yes, as nothing prompts in machine mode.
+            if e.dry_run {
+                return Ok(Out::new(ops::trash::empty(ctx, older, true)?));
+            }
             if !e.yes && !ui.interactive {
                 return Err(
                     Error::usage("erasing the trash for good needs --yes").with_fix(
@@ -97,7 +103,7 @@ pub fn trash(ctx: &Ctx<'_>, a: TrashArgs, ui: Ui) -> CmdResult {
                     }
                 }
             }
-            Ok(Out::new(ops::trash::empty(ctx, older)?))
+            Ok(Out::new(ops::trash::empty(ctx, older, false)?))
         }
         Some(TrashCommand::Tidy(t)) => Ok(Out::new(ops::trash::tidy(
             ctx,

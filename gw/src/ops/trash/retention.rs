@@ -256,8 +256,10 @@ pub fn ago(now: Timestamp, t: Timestamp) -> String {
 #[derive(Debug, Default, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct EmptyReport {
-    /// The entries erased.
+    /// The entries erased (with `--dry-run`: that would be).
     pub purged: Vec<Purged>,
+    /// `--dry-run`: nothing was erased.
+    pub dry_run: bool,
     pub count: usize,
     /// The bytes they held, as measured (entries not measured yet count nothing).
     pub bytes: u64,
@@ -275,10 +277,13 @@ pub struct Purged {
 
 /// `gw trash empty [--older-than D]`: erases every entry (that went longer than `older`
 /// ago), each under its workspace's lock so a restore of it is never cut short.
-pub fn empty(ctx: &Ctx<'_>, older: Option<Duration>) -> Result<EmptyReport> {
+pub fn empty(ctx: &Ctx<'_>, older: Option<Duration>, dry_run: bool) -> Result<EmptyReport> {
     let now = now(ctx);
     let contents = kept::contents(ctx);
-    let mut report = EmptyReport::default();
+    let mut report = EmptyReport {
+        dry_run,
+        ..EmptyReport::default()
+    };
     for k in &contents.kept {
         if let Some(older) = older {
             let old_enough = k.deleted.is_some_and(|d| {
@@ -288,7 +293,12 @@ pub fn empty(ctx: &Ctx<'_>, older: Option<Duration>) -> Result<EmptyReport> {
                 continue;
             }
         }
-        match purge(ctx, k, false) {
+        let purged = if dry_run {
+            Ok(true)
+        } else {
+            purge(ctx, k, false)
+        };
+        match purged {
             Ok(true) => report.purged.push(Purged {
                 id: k.id.clone(),
                 name: k.record.name.clone(),

@@ -81,6 +81,19 @@ impl Render for EmptyReport {
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let what = crate::ops::count(self.count, "deleted workspace", "deleted workspaces");
+        if self.dry_run {
+            for e in &self.purged {
+                p.message(Role::Plain, shown!("  {}  {}", e.name, e.id))?;
+            }
+            return p.message(
+                Role::Plain,
+                shown!(
+                    "Would erase {} ({}); nothing erased",
+                    what,
+                    format_size(self.bytes)
+                ),
+            );
+        }
         p.message(
             Role::Success,
             shown!("Erased {} ({})", what, format_size(self.bytes)),
