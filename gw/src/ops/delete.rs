@@ -378,9 +378,10 @@ pub fn describe_after(
                     .destructive(dirty || !stray.is_empty())
                     .detail(if keep {
                         format!(
-                            "into {}/, kept for {} (`gw restore {name}` brings it back)",
+                            "into {}/, kept for {} (`gw restore {}` brings it back)",
                             crate::home::TRASH,
-                            crate::duration::format_age(config.trash.keep)
+                            crate::duration::format_age(config.trash.keep),
+                            crate::proc::shell_quote(name)
                         )
                     } else {
                         format!(

@@ -169,7 +169,7 @@ impl Render for Planned {
             Some(path) => p.line(shown!(
                 "Saved to {}; apply with `gw apply {}`",
                 path.display(),
-                path.display()
+                crate::proc::shell_quote(&path.to_string_lossy())
             )),
             None => p.line("Save it with `gw plan --out plan.json …` (or `--format json`), then `gw apply plan.json`"),
         }

@@ -68,7 +68,7 @@ impl Render for DeleteReport {
                     shown!(
                         "Workspace {} deleted (kept in the trash: `gw restore {}` brings it back)",
                         d.name,
-                        d.name
+                        crate::proc::shell_quote(&d.name)
                     ),
                 )?,
                 None => p.message(Role::Success, shown!("Workspace {} deleted", d.name))?,
