@@ -664,3 +664,38 @@ fn arch_conditional(text: &str) -> bool {
     text.lines()
         .any(|l| l.contains(&needle) && !l.trim_start().starts_with("//"))
 }
+
+/// docs/agent-cli.md names every kind of issue `gw doctor` reports (the schema's list, made
+/// from the code): `stray_directory` and others were missing (the issue-30 adversary).
+#[test]
+fn every_doctor_issue_kind_is_documented() {
+    let doc = std::fs::read_to_string(root().join("docs/agent-cli.md")).unwrap();
+    let at = doc
+        .find("`kind` is stable:")
+        .expect("the list of doctor's kinds");
+    let list = &doc[at..at + doc[at..].find("(* = ").expect("the list's end")];
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("docs/schema/doctor.json")).unwrap(),
+    )
+    .unwrap();
+    let kinds = schema["$defs"]["IssueKind"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|v| v["enum"].as_array().cloned().unwrap_or_default())
+        .chain(
+            schema["$defs"]["IssueKind"]["oneOf"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|v| v.get("const").cloned()),
+        )
+        .map(|k| k.as_str().unwrap().to_string())
+        .collect::<Vec<_>>();
+    assert!(kinds.len() > 20, "{kinds:?}");
+    let missing: Vec<&String> = kinds
+        .iter()
+        .filter(|k| !list.contains(&format!("`{k}`")))
+        .collect();
+    assert!(missing.is_empty(), "not in docs/agent-cli.md: {missing:?}");
+}
