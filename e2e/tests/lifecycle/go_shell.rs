@@ -187,3 +187,79 @@ fn nu_wrapper_changes_directory() {
         "{run}"
     );
 }
+
+/// The `P=` lines a script printed (the shell's directory at each step), in order.
+fn steps(run: &e2e::Run, prefix: &str) -> Vec<String> {
+    run.stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix(prefix))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Loads the integration in `shell`'s own syntax.
+fn load(env: &TestEnv, shell: &str) -> String {
+    match shell {
+        "fish" => "gw shell-init --shell fish | source".to_string(),
+        "nu" => {
+            let init = env.root.join("tmp/grove.nu");
+            std::fs::write(&init, env.gw(&["shell-init", "nu"]).success().stdout).unwrap();
+            format!("source {}", s(&init))
+        }
+        sh => format!("eval \"$(gw shell-init --shell {sh})\""),
+    }
+}
+
+/// Global options before the command (`gw -v delete X`, `gw --color never go X`,
+/// `--format=json`) do not hide the command from the wrapper: it still moves the shell.
+/// Reproduced the adversarial tester's `gw -v delete feat1`, which left the shell in the
+/// deleted directory.
+#[test]
+fn global_options_before_the_command_keep_the_shell_wrapper() {
+    for shell in ["bash", "zsh", "fish", "nu"] {
+        if shell != "bash" && !e2e::require(shell) {
+            continue;
+        }
+        let env = TestEnv::with_repos(&["api"]);
+        for ws in ["one", "two", "three"] {
+            env.create(ws, ws, "api");
+        }
+        let lines = [
+            "gw -v go one",
+            "gw --color never go two",
+            "gw --format=text go three",
+            "cd api; gw --no-hooks delete three",
+            "cd api; gw -nv --color=never delete two --force",
+            "gw go one; cd api; gw --format json delete one",
+        ];
+        let pwd = if shell == "nu" {
+            "print $\"P=($env.PWD)\""
+        } else {
+            "echo \"P=$PWD\""
+        };
+        let mut script = load(&env, shell);
+        for l in lines {
+            script.push_str(&format!("\n{l}\n{pwd}"));
+        }
+        let script = if shell == "nu" {
+            script.replace('\n', "; ")
+        } else {
+            script
+        };
+        let run = env.shell(shell, &env.root, &script);
+        let wd = s(&env.workspace_dir()).to_string();
+        assert_eq!(
+            steps(&run, "P="),
+            [
+                s(&env.ws("one")),
+                s(&env.ws("two")),
+                s(&env.ws("three")),
+                s(&env.ws("two")),
+                &wd,
+                &wd
+            ],
+            "{shell}:\n{run}"
+        );
+        assert!(env.workspace_names().is_empty(), "{shell}:\n{run}");
+    }
+}

@@ -409,6 +409,29 @@ mod tests {
         a.iter().map(OsString::from).collect()
     }
 
+    /// The shell integration finds the command after the global options: it must know
+    /// each one that takes a value (the word after it is not the command).
+    #[test]
+    fn the_shell_wrapper_knows_the_global_options_that_take_a_value() {
+        use clap::CommandFactory;
+        let cli = args::Cli::command();
+        let mut valued: Vec<String> = cli
+            .get_arguments()
+            .filter(|a| a.is_global_set() && a.get_action().takes_values())
+            .map(|a| format!("--{}", a.get_long().expect("a long name")))
+            .collect();
+        valued.sort();
+        let mut known = crate::ops::shell_init::GLOBAL_VALUED.to_vec();
+        known.sort();
+        assert_eq!(valued, known);
+        // No global short option takes a value (`-nv` is two flags, never `-n VALUE`).
+        assert!(
+            cli.get_arguments()
+                .filter(|a| a.is_global_set() && a.get_action().takes_values())
+                .all(|a| a.get_short().is_none())
+        );
+    }
+
     #[test]
     fn detects_machine_mode_before_parsing() {
         assert!(machine_mode(

@@ -3,11 +3,11 @@
 //! `gw create`, and out of a directory a command removed or moved (`delete`, `rename`,
 //! `remove-repo`, `prune`, …) to one that exists.
 //!
-//! The function runs the commands of [`MOVES_SHELL`] with `GROVE_CD_FILE` (a temporary
-//! file, where gw writes the directory the shell should go to) and `GROVE_RETURN_DIR`
-//! (where the shell was before `gw go` or `gw create` took it into a workspace); every
-//! other command runs as it is. To wrap another command, add it to [`MOVES_SHELL`]: each
-//! shell's script is made from that list.
+//! The function runs the commands of [`MOVES_SHELL`] (the first word after gw's global
+//! options) with `GROVE_CD_FILE` (a temporary file, where gw writes the directory the shell
+//! should go to) and `GROVE_RETURN_DIR` (where the shell was before `gw go` or `gw create`
+//! took it into a workspace); every other command runs as it is. To wrap another command, add it
+//! to [`MOVES_SHELL`]: each shell's script is made from that list.
 
 use serde::Serialize;
 
@@ -34,6 +34,12 @@ pub const MOVES_SHELL: &[&str] = &[
     "undo",
     "trash",
 ];
+
+/// gw's global options that take a value as the next word (`--format json`; the
+/// `--format=json` form is one word): the wrapper skips them, and the other words that start
+/// with `-`, to find the command (`gw -v --color never delete X` is a `delete`). The CLI's
+/// tests check this list against the grammar.
+pub const GLOBAL_VALUED: &[&str] = &["--format", "--color"];
 
 /// The commands that take the shell into a workspace: where it was is remembered, to
 /// return to when that workspace is deleted.
@@ -65,7 +71,8 @@ pub fn shell_init(shell: &str) -> Result<ShellInitReport> {
             let script = NU
                 .replace("NU_COMPLETER", &completer)
                 .replace("COMMANDS", &quoted(MOVES_SHELL))
-                .replace("ENTERS", &quoted(ENTERS));
+                .replace("ENTERS", &quoted(ENTERS))
+                .replace("VALUED", &quoted(GLOBAL_VALUED));
             ("nu", script)
         }
         other => {
@@ -73,6 +80,9 @@ pub fn shell_init(shell: &str) -> Result<ShellInitReport> {
                 .with_fix(format!("Name one of: {}", SHELLS.join(", "))));
         }
     };
+    let script = script
+        .replace("VALUED_POSIX", &GLOBAL_VALUED.join("|"))
+        .replace("VALUED_FISH", &GLOBAL_VALUED.join(" "));
     let script = script.replace("ENTERS_POSIX", &ENTERS.join("|"));
     let script = script.replace("ENTERS_FISH", &ENTERS.join(" "));
     Ok(ShellInitReport {
@@ -101,18 +111,27 @@ pub fn detect(parent: Option<&str>, shell_env: Option<&str>) -> String {
 
 const POSIX: &str = r#"# grove shell integration: eval "$(gw shell-init)"
 gw() {
-  case "$1" in
+  local __gw_cmd="" __gw_arg __gw_value="" __gw_cd __gw_rc __gw_dest
+  # The command: the first word that is not a global option or its value.
+  for __gw_arg in "$@"; do
+    if [ -n "$__gw_value" ]; then __gw_value=""; continue; fi
+    case "$__gw_arg" in
+      VALUED_POSIX) __gw_value=1 ;;
+      -*) ;;
+      *) __gw_cmd="$__gw_arg"; break ;;
+    esac
+  done
+  case "$__gw_cmd" in
     COMMANDS) ;;
     *) command gw "$@"; return ;;
   esac
-  local __gw_cd __gw_rc __gw_dest
   __gw_cd="$(mktemp "${TMPDIR:-/tmp}/.grove_cd.XXXXXX")" || { command gw "$@"; return; }
   GROVE_CD_FILE="$__gw_cd" GROVE_RETURN_DIR="${__gw_return:-}" command gw "$@"
   __gw_rc=$?
   if [ -s "$__gw_cd" ]; then
     __gw_dest="$(cat "$__gw_cd")"
     if [ -d "$__gw_dest" ]; then
-      case "$1" in ENTERS_POSIX) [ -d "$PWD" ] && __gw_return="$PWD" ;; esac
+      case "$__gw_cmd" in ENTERS_POSIX) [ -d "$PWD" ] && __gw_return="$PWD" ;; esac
       cd "$__gw_dest" || :
     fi
   fi
@@ -123,7 +142,24 @@ gw() {
 
 const FISH: &str = r#"# grove shell integration: gw shell-init fish | source
 function gw --wraps gw --description 'grove workspaces'
-    if not contains -- "$argv[1]" COMMANDS
+    # The command: the first word that is not a global option or its value.
+    set -l cmd ''
+    set -l value 0
+    for arg in $argv
+        if test $value = 1
+            set value 0
+            continue
+        end
+        switch $arg
+            case VALUED_FISH
+                set value 1
+            case '-*'
+            case '*'
+                set cmd $arg
+                break
+        end
+    end
+    if not contains -- "$cmd" COMMANDS
         command gw $argv
         return
     end
@@ -139,7 +175,7 @@ function gw --wraps gw --description 'grove workspaces'
     if test -s "$cdfile"
         set -l dest (cat "$cdfile")
         if test -d "$dest"
-            if contains -- "$argv[1]" ENTERS_FISH; and test -d "$PWD"
+            if contains -- "$cmd" ENTERS_FISH; and test -d "$PWD"
                 set -g __gw_return $PWD
             end
             cd "$dest"
@@ -173,7 +209,18 @@ const NU: &str = r#"# grove shell integration: gw shell-init nu | save -f ~/.gro
 # (it completes workspace names, repositories and presets too)
 NU_COMPLETER
 def --env --wrapped gw [...args: string@"nu-complete gw"] {
-    if ($args | is-empty) or not (($args | first) in [COMMANDS]) {
+    # The command: the first word that is not a global option or its value.
+    mut cmd = ""
+    mut value = false
+    for arg in $args {
+        if $value { $value = false; continue }
+        if $arg in [VALUED] { $value = true; continue }
+        if ($arg | str starts-with "-") { continue }
+        $cmd = $arg
+        break
+    }
+    let cmd = $cmd
+    if not ($cmd in [COMMANDS]) {
         ^gw ...$args
         return
     }
@@ -191,7 +238,7 @@ def --env --wrapped gw [...args: string@"nu-complete gw"] {
     let dest = (open --raw $cdfile | str trim)
     rm -f $cdfile
     if ($dest | is-not-empty) and ($dest | path exists) {
-        if (($args | first) in [ENTERS]) and ($here | path exists) {
+        if ($cmd in [ENTERS]) and ($here | path exists) {
             $env.__GW_RETURN = $here
         }
         cd $dest
@@ -217,7 +264,9 @@ mod tests {
                 assert!(r.script.contains(c), "{s}: {c}");
             }
             assert!(
-                !r.script.contains("COMMANDS") && !r.script.contains("ENTERS"),
+                !r.script.contains("COMMANDS")
+                    && !r.script.contains("ENTERS")
+                    && !r.script.contains("VALUED"),
                 "{s}"
             );
         }
