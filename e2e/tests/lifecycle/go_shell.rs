@@ -94,7 +94,14 @@ fn posix_wrapper_cds(env: &TestEnv, shell: &str, init_as: &str) {
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(
         lines,
-        [s(&ws), "rc=3", s(&ws), s(&env.ws(&format!("made-{shell}"))),],
+        // `gw go` prints the path too: its stdout is not a terminal.
+        [
+            s(&ws),
+            s(&ws),
+            "rc=3",
+            s(&ws),
+            s(&env.ws(&format!("made-{shell}"))),
+        ],
         "{shell}:\n{run}"
     );
     let leftovers = env.leftover_cd_files();
@@ -155,7 +162,8 @@ fn fish_wrapper_changes_directory() {
     );
     assert_eq!(
         run.stdout.lines().collect::<Vec<_>>(),
-        [s(&env.ws("ws")), s(&env.ws("made"))],
+        // `gw go` prints the path too: its stdout is not a terminal.
+        [s(&env.ws("ws")), s(&env.ws("ws")), s(&env.ws("made"))],
         "{run}"
     );
 }
@@ -183,7 +191,8 @@ fn nu_wrapper_changes_directory() {
     );
     assert_eq!(
         run.stdout.lines().collect::<Vec<_>>(),
-        [s(&env.ws("ws")), s(&env.ws("made"))],
+        // `gw go` prints the path too: its stdout is not a terminal.
+        [s(&env.ws("ws")), s(&env.ws("ws")), s(&env.ws("made"))],
         "{run}"
     );
 }
@@ -261,5 +270,32 @@ fn global_options_before_the_command_keep_the_shell_wrapper() {
             "{shell}:\n{run}"
         );
         assert!(env.workspace_names().is_empty(), "{shell}:\n{run}");
+    }
+}
+
+/// `$(gw go NAME)` prints the path with the integration loaded too (its stdout is not a
+/// terminal), so `rm -rf "$(gw go old)/node_modules"` never becomes `rm -rf /node_modules`;
+/// the substitution's subshell does not move the shell. Reproduced: the path was empty.
+#[test]
+fn command_substitution_of_go_prints_the_path_through_the_shell_wrapper() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("one", "one", "api");
+    for shell in ["bash", "zsh", "fish"] {
+        if shell != "bash" && !e2e::require(shell) {
+            continue;
+        }
+        let script = if shell == "fish" {
+            format!("{}\nset d (gw go one)\necho \"D=$d\"", load(&env, shell))
+        } else {
+            format!(
+                "{}\nd=\"$(gw go one)\"\necho \"D=$d\"\necho \"P=$PWD\"",
+                load(&env, shell)
+            )
+        };
+        let run = env.shell(shell, &env.root, &script);
+        assert_eq!(steps(&run, "D="), [s(&env.ws("one"))], "{shell}:\n{run}");
+        if shell != "fish" {
+            assert_eq!(steps(&run, "P="), [s(&env.root)], "{shell}:\n{run}");
+        }
     }
 }

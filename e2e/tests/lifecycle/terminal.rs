@@ -361,5 +361,7 @@ fn nu_completion_script_parses_and_completes() {
         ),
     );
     let lines: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(lines, ["[feat-login]", s(&env.ws("feat-login"))], "{run}");
+    // `gw go` prints the path too (its stdout is not a terminal), then the shell is there.
+    let ws = env.ws("feat-login");
+    assert_eq!(lines, ["[feat-login]", s(&ws), s(&ws)], "{run}");
 }

@@ -138,7 +138,7 @@ fn shell_init_takes_the_shell_as_an_argument_and_detects_the_parent_shell() {
         let run = env.shell(
             "bash",
             &env.root,
-            "SHELL=/bin/bash fish --no-config -c 'gw shell-init | source; gw go ws; pwd'",
+            "SHELL=/bin/bash fish --no-config -c 'gw shell-init | source; gw go ws >/dev/null; pwd'",
         );
         assert_eq!(run.stdout.trim(), s(&env.ws("ws")), "{run}");
     }

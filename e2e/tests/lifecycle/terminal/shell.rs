@@ -16,6 +16,16 @@ fn shell(env: &TestEnv, shell: &str, args: &[&str], setup: &str) -> Term {
     t
 }
 
+/// An interactive bash with grove's integration loaded.
+fn bash(env: &TestEnv) -> Term {
+    shell(
+        env,
+        "bash",
+        &["--norc", "--noprofile", "-i"],
+        "PS1='$ '; eval \"$(gw shell-init bash)\"",
+    )
+}
+
 /// Types `line`, then waits for the shell to print `P<n>=<dir>` (the shell's directory,
 /// printed only when it exists) and returns the directory.
 fn cd_after(t: &mut Term, n: u32, line: &str) -> String {
@@ -140,12 +150,7 @@ fn without_the_integration_a_hint_says_where_to_go() {
 fn the_go_picker_keeps_its_colour_through_the_integration() {
     let env = TestEnv::with_repos(&["api"]);
     env.create("feat-login", "feat-login", "api");
-    let mut t = shell(
-        &env,
-        "bash",
-        &["--norc", "--noprofile", "-i"],
-        "PS1='$ '; eval \"$(gw shell-init bash)\"",
-    );
+    let mut t = bash(&env);
     let before = t.raw().len();
     t.send("gw go\r");
     t.wait_for_text("Workspace");
@@ -161,6 +166,13 @@ fn the_go_picker_keeps_its_colour_through_the_integration() {
     t.send("\r");
     let at = cd_after(&mut t, 9, "true");
     assert_eq!(at, s(&env.ws("feat-login")), "{}", t.text());
+    // At a terminal the integration moves the shell; the path is not printed too.
+    let path = s(&env.ws("feat-login")).to_string();
+    assert!(
+        !t.text().lines().any(|l| l.trim_end() == path),
+        "{}",
+        t.text()
+    );
 }
 
 /// nushell (installed from npm by .ci/run) runs the same integration: a script, as nu has
@@ -187,7 +199,13 @@ fn nu_is_never_stranded() {
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(
         lines,
-        [s(&env.root), s(&env.ws("three").join("web"))],
+        // `gw go` prints the path too: its stdout is not a terminal.
+        [
+            s(&env.ws("one")),
+            s(&env.root),
+            s(&env.ws("two")),
+            s(&env.ws("three").join("web"))
+        ],
         "{run}"
     );
 }

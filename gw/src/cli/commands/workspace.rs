@@ -369,9 +369,10 @@ pub fn go(ctx: &Ctx<'_>, a: GoArgs, ui: Ui) -> CmdResult {
         )?);
     }
     report.warnings = warnings;
-    // With the shell integration, in text mode, the shell goes there and nothing is
-    // printed; without it, the path is printed (`cd "$(gw go NAME)"`).
-    report.integrated = ctx.env.cd_file.is_some() && !ui.machine;
+    // With the shell integration, in text mode at a terminal, the shell goes there and
+    // nothing is printed; without it, or when stdout is not a terminal (`$(gw go NAME)`
+    // through the integration's function), the path is printed too.
+    report.integrated = ctx.env.cd_file.is_some() && !ui.machine && ui.out_is_terminal;
     let cd = (!ui.machine).then(|| report.path.clone());
     Ok(Out::new(report).with_cd(cd))
 }
