@@ -299,3 +299,26 @@ fn command_substitution_of_go_prints_the_path_through_the_shell_wrapper() {
         }
     }
 }
+
+/// A shell left in a workspace another terminal deleted stands in grove's trash; `gw undo`
+/// (or `gw restore`) takes it to the restored workspace's directory, and `gw trash empty`
+/// to where it was before, never into `.trash`. Reproduced: both left it in `.trash`.
+#[test]
+fn undo_and_trash_empty_from_a_stranded_shell_never_go_into_the_trash() {
+    let env = TestEnv::with_repos(&["api"]);
+    let start = env.root.join("start");
+    std::fs::create_dir(&start).unwrap();
+    let script = format!(
+        "{}\ngw create one -b one -r api >/dev/null 2>&1\ncd api\n\
+         command gw delete one >/dev/null 2>&1\ngw undo >/dev/null 2>&1\necho \"P=$PWD\"\n\
+         command gw delete one >/dev/null 2>&1\ngw trash empty --yes >/dev/null 2>&1\n\
+         echo \"P=$PWD\"",
+        load(&env, "bash")
+    );
+    let run = env.shell("bash", &start, &script);
+    assert_eq!(
+        steps(&run, "P="),
+        [s(&env.ws("one").join("api")), s(&start)],
+        "{run}"
+    );
+}
