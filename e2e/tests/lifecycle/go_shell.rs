@@ -322,3 +322,27 @@ fn undo_and_trash_empty_from_a_stranded_shell_never_go_into_the_trash() {
         "{run}"
     );
 }
+
+/// `gw rename` of the workspace the shell is in takes it along when the workspaces'
+/// directory is reached through a symlink (the process's cwd is the resolved path).
+/// Reproduced: the shell stayed behind in the old name.
+#[test]
+fn rename_through_a_symlinked_workspace_dir_takes_the_shell_along() {
+    let env = TestEnv::with_repos(&["api"]);
+    let real = env.root.join("real-workspaces");
+    std::fs::create_dir(&real).unwrap();
+    let _ = std::fs::remove_dir(env.workspace_dir());
+    std::os::unix::fs::symlink(&real, env.workspace_dir()).unwrap();
+    env.create("s1", "s1", "api");
+    let script = format!(
+        "{}\ngw go s1 >/dev/null\ncd api\ngw rename s1 --to s2 >/dev/null 2>&1\n\
+         test -d \"$PWD\" && echo \"R=$(pwd -P)\"",
+        load(&env, "bash")
+    );
+    let run = env.shell("bash", &env.root, &script);
+    assert_eq!(
+        steps(&run, "R="),
+        [s(&real.join("s2").join("api"))],
+        "{run}"
+    );
+}

@@ -164,10 +164,13 @@ pub fn rename(ctx: &Ctx<'_>, opts: RenameOptions) -> Result<RenameReport> {
             detail: None,
         })
         .collect();
-    let cwd_moved_to = ctx
-        .env
-        .cwd
-        .strip_prefix(&ws.path)
+    // The current directory comes from getcwd, with symlinks resolved: compared with the
+    // workspace's old path resolved too (its parent exists), not as state records it.
+    let cwd = fsx::canonical_lenient(&ctx.env.cwd).unwrap_or_else(|| ctx.env.cwd.clone());
+    let old_resolved = fsx::canonical_lenient(&ws.path).unwrap_or_else(|| ws.path.clone());
+    let cwd_moved_to = cwd
+        .strip_prefix(&old_resolved)
+        .or_else(|_| ctx.env.cwd.strip_prefix(&ws.path))
         .ok()
         .map(|rel| new_path.join(rel));
     Ok(RenameReport {
