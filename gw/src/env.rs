@@ -105,6 +105,11 @@ pub fn is_workspace_var(name: &str) -> bool {
     ) || name.starts_with("GROVE_PORT_")
 }
 
+/// The variables the shell integration sets for gw itself (see `ops::shell_init`): no
+/// process gw starts (a hook, `gw run`'s commands, git) inherits them, or a `gw go` in a
+/// hook would move the shell.
+pub const SHELL_INTEGRATION: &[&str] = &["GROVE_CD_FILE", "GROVE_RETURN_DIR"];
+
 impl Env {
     /// Reads the environment of the running process.
     #[allow(clippy::disallowed_methods)]

@@ -346,3 +346,26 @@ fn rename_through_a_symlinked_workspace_dir_takes_the_shell_along() {
         "{run}"
     );
 }
+
+/// Hooks (and every other process gw starts) run without `GROVE_CD_FILE` and
+/// `GROVE_RETURN_DIR`: a `gw go` in a hook does not move the shell. Reproduced: a
+/// `pre_delete` hook's `gw go two` sent the shell to `two`.
+#[test]
+fn hooks_do_not_inherit_the_shell_wrapper_cd_file() {
+    let env = TestEnv::with_repos(&["api"]);
+    let log = env.root.join("tmp/hook-env");
+    env.append_config(&format!(
+        "[hooks]\npre_delete = \"gw go two >/dev/null; env | grep -E '^GROVE_(CD_FILE|RETURN_DIR|SUBSHELL)=' >> {} || true\"\n",
+        s(&log)
+    ));
+    env.create("one", "one", "api");
+    env.create("two", "two", "api");
+    let script = format!(
+        "{}\ngw go two >/dev/null\ncd ..\ngw delete one >/dev/null 2>&1\necho \"P=$PWD\"",
+        load(&env, "bash")
+    );
+    let run = env.shell("bash", &env.root, &script);
+    assert_eq!(steps(&run, "P="), [s(&env.workspace_dir())], "{run}");
+    let seen = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(seen.is_empty(), "the hook saw {seen}");
+}

@@ -6,7 +6,8 @@
 //! The function runs the commands of [`MOVES_SHELL`] (the first word after gw's global
 //! options) with `GROVE_CD_FILE` (a temporary file, where gw writes the directory the shell
 //! should go to) and `GROVE_RETURN_DIR` (where the shell was before `gw go` or `gw create`
-//! took it into a workspace); every other command runs as it is. To wrap another command, add it
+//! took it into a workspace); every other command runs as it is. No process gw starts
+//! inherits them (`env::SHELL_INTEGRATION`). To wrap another command, add it
 //! to [`MOVES_SHELL`]: each shell's script is made from that list.
 
 use serde::Serialize;

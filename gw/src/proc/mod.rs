@@ -266,6 +266,9 @@ impl Cmd {
         #[allow(clippy::disallowed_methods)]
         let mut c = Command::new(&self.program);
         c.args(&self.args).current_dir(&self.cwd);
+        for k in crate::env::SHELL_INTEGRATION {
+            c.env_remove(k);
+        }
         for k in &self.removed {
             c.env_remove(k);
         }
