@@ -39,6 +39,9 @@ pub struct Env {
     /// `GROVE_RETURN_DIR`: where the shell was before the integration took it into a
     /// workspace, to return to when that workspace is deleted.
     pub return_dir: Option<PathBuf>,
+    /// `GROVE_SUBSHELL`: the integration's function runs in a subshell (a bash pipeline,
+    /// `$(…)`), so the directory it changes to is lost when it ends.
+    pub subshell: bool,
     /// `PATH`, used to find plugins.
     pub path: Option<OsString>,
     /// `SHELL`, used as the default for `gw shell-init`.
@@ -108,7 +111,7 @@ pub fn is_workspace_var(name: &str) -> bool {
 /// The variables the shell integration sets for gw itself (see `ops::shell_init`): no
 /// process gw starts (a hook, `gw run`'s commands, git) inherits them, or a `gw go` in a
 /// hook would move the shell.
-pub const SHELL_INTEGRATION: &[&str] = &["GROVE_CD_FILE", "GROVE_RETURN_DIR"];
+pub const SHELL_INTEGRATION: &[&str] = &["GROVE_CD_FILE", "GROVE_RETURN_DIR", "GROVE_SUBSHELL"];
 
 impl Env {
     /// Reads the environment of the running process.
@@ -153,6 +156,7 @@ impl Env {
             format: var("GW_FORMAT").and_then(|v| v.into_string().ok()),
             cd_file: var("GROVE_CD_FILE").map(PathBuf::from),
             return_dir: var("GROVE_RETURN_DIR").map(PathBuf::from),
+            subshell: var("GROVE_SUBSHELL").is_some_and(|v| v != "0"),
             path: var("PATH"),
             shell: var("SHELL").and_then(|v| v.into_string().ok()),
             lock_timeout_ms: var("GW_LOCK_TIMEOUT_MS")
@@ -192,6 +196,7 @@ impl Env {
             format: None,
             cd_file: None,
             return_dir: None,
+            subshell: false,
             path: None,
             shell: None,
             lock_timeout_ms: None,

@@ -69,16 +69,21 @@ fn in_trash(workspaces: Option<&Path>, dir: &Path) -> bool {
     workspaces.is_some_and(|w| fsx::canonical(dir).starts_with(home::trash_dir(w)))
 }
 
-/// Tells the shell integration to go to `dest`; without the integration, when the shell's
-/// directory was removed by this command (`stranded`), tells the person where to go.
+/// Tells the shell integration to go to `dest`; without the integration, or when the
+/// integration's function runs in a subshell, when the shell's directory was removed by
+/// this command (`stranded`), tells the person where to go.
 pub fn deliver(ctx: &Ctx<'_>, p: &mut Printer, dest: &Path, stranded: bool) {
     match ctx.env.cd_file.as_deref() {
         // The shell integration cds there afterwards; failing to tell it is not worth
         // failing the command for.
         Some(cd) => {
             let _ = fsx::write_atomic(cd, dest.to_string_lossy().as_bytes());
+            // In a subshell (a bash pipeline, `$(…)`) the function's cd is lost with it.
+            if stranded && ctx.env.subshell {
+                output::stranded_hint(p, &ctx.env.cwd, dest, true);
+            }
         }
-        None if stranded => output::stranded_hint(p, &ctx.env.cwd, dest),
+        None if stranded => output::stranded_hint(p, &ctx.env.cwd, dest, false),
         None => {}
     }
 }

@@ -5,10 +5,11 @@
 //!
 //! The function runs the commands of [`MOVES_SHELL`] (the first word after gw's global
 //! options) with `GROVE_CD_FILE` (a temporary file, where gw writes the directory the shell
-//! should go to) and `GROVE_RETURN_DIR` (where the shell was before `gw go` or `gw create`
-//! took it into a workspace); every other command runs as it is. No process gw starts
-//! inherits them (`env::SHELL_INTEGRATION`). To wrap another command, add it
-//! to [`MOVES_SHELL`]: each shell's script is made from that list.
+//! should go to), `GROVE_RETURN_DIR` (where the shell was before `gw go` or `gw create` took
+//! it into a workspace) and, in bash and zsh, `GROVE_SUBSHELL` (the function runs in a
+//! subshell, whose cd is lost: gw says where to go instead); every other command runs as
+//! it is. No process gw starts inherits them (`env::SHELL_INTEGRATION`). To wrap another
+//! command, add it to [`MOVES_SHELL`]: each shell's script is made from that list.
 
 use serde::Serialize;
 
@@ -112,7 +113,7 @@ pub fn detect(parent: Option<&str>, shell_env: Option<&str>) -> String {
 
 const POSIX: &str = r#"# grove shell integration: eval "$(gw shell-init)"
 gw() {
-  local __gw_cmd="" __gw_arg __gw_value="" __gw_cd __gw_rc __gw_dest
+  local __gw_cmd="" __gw_arg __gw_value="" __gw_cd __gw_rc __gw_dest __gw_sub
   # The command: the first word that is not a global option or its value.
   for __gw_arg in "$@"; do
     if [ -n "$__gw_value" ]; then __gw_value=""; continue; fi
@@ -127,7 +128,12 @@ gw() {
     *) command gw "$@"; return ;;
   esac
   __gw_cd="$(mktemp "${TMPDIR:-/tmp}/.grove_cd.XXXXXX")" || { command gw "$@"; return; }
-  GROVE_CD_FILE="$__gw_cd" GROVE_RETURN_DIR="${__gw_return:-}" command gw "$@"
+  # In a subshell (a bash pipeline, `$(...)`) the cd below is lost: gw then says where to go.
+  __gw_sub=""
+  if [ -n "${BASHPID:-}" ] && [ "$BASHPID" != "$$" ]; then __gw_sub=1; fi
+  [ "${ZSH_SUBSHELL:-0}" = 0 ] || __gw_sub=1
+  GROVE_CD_FILE="$__gw_cd" GROVE_RETURN_DIR="${__gw_return:-}" GROVE_SUBSHELL="$__gw_sub" \
+    command gw "$@"
   __gw_rc=$?
   if [ -s "$__gw_cd" ]; then
     __gw_dest="$(cat "$__gw_cd")"

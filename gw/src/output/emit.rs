@@ -409,18 +409,30 @@ fn missing_command(rendered: &str) -> Option<Error> {
 }
 
 /// A hint, on a terminal, that the shell's directory `gone` no longer exists and where to go
-/// instead (the shell integration would have gone there itself).
-pub fn stranded_hint(p: &mut Printer, gone: &std::path::Path, dest: &std::path::Path) {
+/// instead: without the shell integration (which would have gone there itself), or with it
+/// run in a `subshell`, whose change of directory the shell never sees.
+pub fn stranded_hint(
+    p: &mut Printer,
+    gone: &std::path::Path,
+    dest: &std::path::Path,
+    subshell: bool,
+) {
     if p.mode != Mode::Text || !p.err_is_terminal {
         return;
     }
     let dest = crate::proc::shell_quote(&dest.to_string_lossy());
+    let why = if subshell {
+        "gw ran in a subshell (a pipeline or `$(…)`), so the shell integration could not move the shell"
+    } else {
+        "with `eval \"$(gw shell-init)\"`, gw moves the shell itself"
+    };
     let _ = p.message(
         Role::Hint,
         crate::shown!(
-            "your shell's directory `{}` is gone: `cd {}` (with `eval \"$(gw shell-init)\"`, gw moves the shell itself)",
+            "your shell's directory `{}` is gone: `cd {}` ({})",
             gone.display(),
-            dest
+            dest,
+            why
         ),
     );
     let _ = p.flush();

@@ -209,3 +209,23 @@ fn nu_is_never_stranded() {
         "{run}"
     );
 }
+
+/// bash runs each part of a pipeline in a subshell, so `gw plan rename A --to B | gw apply -`
+/// from inside A cannot move the shell: the integration tells gw so, and gw prints the
+/// hint it prints without the integration. Reproduced: nothing said the shell was left in
+/// a directory that no longer exists.
+#[test]
+fn a_gw_in_a_bash_pipeline_says_where_to_go() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("two", "two", "api");
+    let mut t = bash(&env);
+    t.send(
+        "gw go two && cd api; gw plan rename two --to three | gw apply -; echo 'piped''-done'\r",
+    );
+    t.wait_for_text("piped-done");
+    let text = t.text();
+    assert!(
+        text.contains("hint:") && text.contains(&format!("cd {}", s(&env.ws("three").join("api")))),
+        "{text}"
+    );
+}
