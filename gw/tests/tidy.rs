@@ -699,3 +699,47 @@ fn every_doctor_issue_kind_is_documented() {
         .collect();
     assert!(missing.is_empty(), "not in docs/agent-cli.md: {missing:?}");
 }
+
+/// The tests read JSON as the shipped gw does. serde_json's features change how numbers
+/// are read and written (`float_roundtrip`, `arbitrary_precision`), and a dev-dependency
+/// can turn one on for the tests alone: jsonschema turns on `float_roundtrip`, and while
+/// the shipped gw lacked it, every test read 1666.6666666666665 right and the release gw
+/// read it one unit in the last place off, writing a field of state.json it does not know
+/// back changed (found by the `state_json` fuzz target, issue 26). So the features of
+/// serde_json are the same with dev-dependencies (what `cargo test` builds) and without
+/// (what `cargo install` builds).
+#[test]
+fn the_tests_read_json_as_the_shipped_gw_does() {
+    let features = |edges: &[&str]| -> String {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut cmd = std::process::Command::new(cargo);
+        cmd.current_dir(root())
+            .args([
+                "tree",
+                "--offline",
+                "--locked",
+                "-p",
+                "gw",
+                "-i",
+                "serde_json",
+            ])
+            .args(["--depth", "0", "-f", "{p} [{f}]"])
+            .args(edges);
+        let out = cmd.output().expect("cargo tree runs");
+        let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        assert!(
+            out.status.success() && text.starts_with("serde_json "),
+            "cargo tree {edges:?}: {text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    let shipped = features(&["-e", "no-dev"]);
+    let tested = features(&[]);
+    assert_eq!(
+        shipped, tested,
+        "serde_json's features differ between the shipped gw (left) and its tests (right): \
+         give gw's own dependency the features the tests get"
+    );
+    assert!(shipped.contains("float_roundtrip"), "{shipped}");
+}

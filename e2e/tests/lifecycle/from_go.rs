@@ -853,3 +853,62 @@ fn plugin_search_lists_the_shipped_registry_offline() {
     let row = table.lines().find(|l| l.starts_with("code ")).unwrap();
     assert!(row.trim_end().ends_with("yes"), "{table}");
 }
+
+/// A number in a field grove does not know (a newer Go grove's, or a plugin's) is written
+/// back as the same number when grove rewrites `state.json`. The release gw read
+/// 1666.6666666666665 one unit in the last place off and wrote 1666.6666666666663
+/// (serde_json without `float_roundtrip`); the tests' own build had the feature through a
+/// dev-dependency, so this test fails only against the shipped binary (`cargo xtask e2e`,
+/// or `GW_BIN`). Found by the `state_json` fuzz target (issue 26).
+#[test]
+fn a_rewritten_state_keeps_the_numbers_it_does_not_know() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("a", "a", "api");
+    // What Go's encoding/json writes for float64s and integers, added as text (a
+    // `serde_json::Value` here would round them as this build reads them).
+    let numbers = [
+        "1666.6666666666665",
+        "0.30000000000000004",
+        "2.718281828459045",
+        "1e+21",
+        "5e-324",
+        "9007199254740993",
+        "18446744073709551615",
+    ];
+    let path = env.state_path();
+    let text = read(&path);
+    let edited = text.replacen(
+        "\"name\": \"a\",",
+        &format!("\"name\": \"a\",\n    \"later\": [{}],", numbers.join(", ")),
+        1,
+    );
+    assert_ne!(edited, text, "{text}");
+    std::fs::write(&path, &edited).unwrap();
+
+    // Creating another workspace rewrites the file.
+    env.create("b", "b", "api");
+    let after = read(&path);
+    assert_ne!(after, edited);
+    type Raw = std::collections::BTreeMap<String, Box<serde_json::value::RawValue>>;
+    let records: Vec<Raw> = serde_json::from_str(&after).unwrap();
+    let later: Vec<Box<serde_json::value::RawValue>> =
+        serde_json::from_str(records[0]["later"].get()).unwrap();
+    let written: Vec<&str> = later.iter().map(|n| n.get()).collect();
+    // Each is the same float64 (read by the standard library's correctly rounded parser),
+    // and an integer keeps its text.
+    assert_eq!(written.len(), numbers.len(), "{after}");
+    for (number, token) in numbers.iter().zip(&written) {
+        let (a, b) = (
+            number.parse::<f64>().unwrap(),
+            token.parse::<f64>().unwrap(),
+        );
+        assert_eq!(
+            a.to_bits(),
+            b.to_bits(),
+            "{number} was written as {token}:\n{after}"
+        );
+        if !number.contains(['.', 'e']) {
+            assert_eq!(token, number, "{after}");
+        }
+    }
+}

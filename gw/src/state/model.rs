@@ -600,6 +600,68 @@ mod tests {
         assert!(!st.replace("nope", two));
     }
 
+    /// A number in a field grove does not know is read as the number it is and written
+    /// back as the same number: the Go grove (or a newer one) wrote it, and reads it back.
+    /// Found by the `state_json` fuzz target: 1666.6666666666665 was read one unit in the
+    /// last place off and written as 1666.6666666666663.
+    #[test]
+    fn unknown_numbers_survive_a_round_trip() {
+        // What Go's encoding/json writes for float64s (the shortest text that reads back
+        // as the same value), then texts it does not write; each must keep its value.
+        let floats = [
+            "1666.6666666666665",
+            "0.1",
+            "0.30000000000000004",
+            "2.718281828459045",
+            "1e+21",
+            "1e-7",
+            "5e-324",
+            "2.2250738585072014e-308",
+            "1.7976931348623157e308",
+            "-0",
+            "1.666666666666666666666666666666666666666666666666666666665e3",
+            "123456789012345678901234567890",
+        ];
+        // Integers it writes, which must keep their text.
+        let integers = [
+            "9007199254740993",
+            "18446744073709551615",
+            "-9223372036854775808",
+        ];
+        let numbers = [&floats[..], &integers[..]].concat();
+        let text = format!(
+            r#"[{{"name":"w","path":"/w","branch":"b","n":[{}],"repos":[{{"repo_name":"r",
+            "source_repo":"/s","worktree_path":"/w/r","branch":"b","m":{{"x":1666.6666666666665}}}}],
+            "source":{{"provider":"p","url":"u","k":1666.6666666666665}}}}]"#,
+            numbers.join(",")
+        );
+        let st = State::parse(&text).unwrap();
+        let written = st.to_json();
+        let again = State::parse(&written).unwrap();
+        assert_eq!(again, st, "{written}");
+        assert_eq!(again.to_json(), written, "writing is stable");
+        // Each number written is the number read, judged by the standard library's
+        // correctly rounded parser, not by serde_json's.
+        type Raw = std::collections::BTreeMap<String, Box<serde_json::value::RawValue>>;
+        let records: Vec<Raw> = serde_json::from_str(&written).unwrap();
+        let tokens: Vec<Box<serde_json::value::RawValue>> =
+            serde_json::from_str(records[0]["n"].get()).unwrap();
+        assert_eq!(tokens.len(), numbers.len());
+        for (number, token) in numbers.iter().zip(&tokens) {
+            let token = token.get();
+            let (a, b) = (
+                number.parse::<f64>().unwrap(),
+                token.parse::<f64>().unwrap(),
+            );
+            assert_eq!(a.to_bits(), b.to_bits(), "{number} was written as {token}");
+            if integers.contains(number) {
+                assert_eq!(token, *number, "an integer is written as it was");
+            }
+        }
+        assert!(written.contains("\"x\": 1666.6666666666665"), "{written}");
+        assert!(written.contains("\"k\": 1666.6666666666665"), "{written}");
+    }
+
     #[test]
     fn blank_and_corrupt() {
         assert_eq!(State::parse("").unwrap(), State::default());
