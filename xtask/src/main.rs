@@ -11,6 +11,7 @@
 //! - `cargo xtask assemble` one release from every target's `dist`: checked, with the
 //!   Homebrew formula and one `SHA256SUMS` (what the release workflow publishes)
 //! - `cargo xtask status-diff` grove's status against git's on seeded random states
+//! - `cargo xtask fuzz` each fuzz target of `fuzz/` for a given time (cargo-fuzz, libFuzzer)
 //! - `cargo xtask man`  the man pages of `gw` (clap_mangen)
 //!
 //! Every task answers `-h`/`--help` (before any `--`) with its usage and does nothing else,
@@ -23,6 +24,7 @@ mod chaos;
 mod demo;
 mod dist;
 mod e2e;
+mod fuzz;
 mod man;
 mod size;
 mod status_diff;
@@ -100,6 +102,12 @@ const TASKS: &[Task] = &[
         usage: status_diff::USAGE,
         check: |a| status_diff::parse(a).map(drop),
         run: status_diff::run,
+    },
+    Task {
+        name: "fuzz",
+        usage: fuzz::USAGE,
+        check: |a| fuzz::parse(a).map(drop),
+        run: fuzz::run,
     },
     Task {
         name: "dist",
@@ -194,6 +202,8 @@ tasks:
   assemble  one release from every target's dist output: checks, Homebrew formula, sums
   status-diff  grove's status against git's on seeded random worktree states
           [--seeds N] [--seed S] [--states N]
+  fuzz    each fuzz target of fuzz/ for a given time with libFuzzer (cargo-fuzz)
+          [--time SECONDS] [TARGET...]; `--help` for more
   man     write gw's man pages into target/man (or DIR)";
 
 const CI_USAGE: &str = "usage: cargo xtask ci

@@ -28,7 +28,7 @@ use std::process::{Command, Stdio};
 use cargo_metadata::{Message, MetadataCommand};
 use serde_json::{Value, json};
 
-use crate::util;
+use crate::util::{self, thousands};
 
 /// The binaries a release ships; a revision is measured for those it defines.
 pub const SHIPPED: &[&str] = &["gw", "gw-migrate"];
@@ -1388,18 +1388,6 @@ fn row(what: &str, before: Option<u64>, after: Option<u64>) -> String {
         cell(after),
         thousands(d.unsigned_abs())
     )
-}
-
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// `rustc -vV` as key → value (`release`, `host`, `commit-hash`, `LLVM version`, …) plus

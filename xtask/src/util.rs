@@ -235,6 +235,19 @@ pub fn run_captured(cmd: &mut std::process::Command, what: &str) -> Result<(), S
     }
 }
 
+/// `n` with its thousands separated by commas: 1,234,567.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Test arguments from a line of words.
 #[cfg(test)]
 pub fn words(s: &str) -> Vec<String> {
