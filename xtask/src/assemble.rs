@@ -58,11 +58,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
     let mut dirs = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let mut value = |flag: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{flag} needs a value\n\n{USAGE}"))
-        };
+        let mut value = |flag: &str| util::value(&mut it, flag, USAGE);
         match a.as_str() {
             "--tag" => tag = Some(value("--tag")?),
             "--out" => out = Some(PathBuf::from(value("--out")?)),

@@ -56,11 +56,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
     let (mut kills, mut races, mut files) = (None, None, None);
     let mut it = args.iter();
     while let Some(arg) = it.next() {
-        let mut value = |name: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{name} needs a value\n\n{USAGE}"))
-        };
+        let mut value = |name: &str| util::value(&mut it, name, USAGE);
         let number = |name: &str, v: String| {
             v.parse::<u64>()
                 .map_err(|_| format!("{name}: `{v}` is not a number\n\n{USAGE}"))

@@ -67,11 +67,7 @@ fn parse_for(args: &[String], known: &[String]) -> Result<Args, String> {
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
-        let mut value = |name: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{name} needs a value\n\n{USAGE}"))
-        };
+        let mut value = |name: &str| util::value(&mut it, name, USAGE);
         let seconds = |name: &str, v: String| match v.parse::<u64>() {
             Ok(n) if n > 0 => Ok(n),
             _ => Err(format!(

@@ -53,9 +53,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut number = |name: &str| -> Result<u64, String> {
-            let v = it
-                .next()
-                .ok_or_else(|| format!("{name} needs a value\n\n{USAGE}"))?;
+            let v = util::value(&mut it, name, USAGE)?;
             v.parse::<u64>()
                 .map_err(|_| format!("{name}: `{v}` is not a number\n\n{USAGE}"))
         };

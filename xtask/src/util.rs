@@ -235,6 +235,18 @@ pub fn run_captured(cmd: &mut std::process::Command, what: &str) -> Result<(), S
     }
 }
 
+/// The value that follows option `name` in a task's arguments, or an error with the task's
+/// `usage`.
+pub fn value(
+    it: &mut std::slice::Iter<'_, String>,
+    name: &str,
+    usage: &str,
+) -> Result<String, String> {
+    it.next()
+        .cloned()
+        .ok_or_else(|| format!("{name} needs a value\n\n{usage}"))
+}
+
 /// `n` with its thousands separated by commas: 1,234,567.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
