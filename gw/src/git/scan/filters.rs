@@ -14,12 +14,42 @@ use gix::bstr::BStr;
 use gix::filter::plumbing::pipeline::convert::ToGitOutcome as Out;
 use gix::worktree::stack::state::attributes::Source;
 
-/// The pipeline and the attributes it reads.
+/// The pipeline and the attributes it reads: the worktree's, and the index's when a file
+/// needs them. Each source has a pipeline of its own: a pipeline keeps the attribute
+/// outcome it fills, which belongs to one stack's collection of attribute names (gix
+/// indexes it by the ids of the stack that filled it first, and panicked when the
+/// worktree's stack knew a name, `eol`, that the index's did not).
 pub(super) struct Filters {
-    inner: gix::filter::plumbing::Pipeline,
-    worktree: gix::worktree::Stack,
+    worktree: Reader,
     /// The attributes staged in the index, made when first needed.
-    staged: Option<gix::worktree::Stack>,
+    staged: Option<Reader>,
+    /// Clean filters that failed, not `required`: left out of every pipeline since.
+    dropped: Vec<gix::bstr::BString>,
+}
+
+/// A filter pipeline and the attributes stack it reads.
+struct Reader {
+    pipeline: gix::filter::plumbing::Pipeline,
+    stack: gix::worktree::Stack,
+}
+
+impl Reader {
+    fn new(repo: &gix::Repository, stack: gix::worktree::Stack) -> Result<Self, String> {
+        let (mut pipeline, stack) = gix::filter::Pipeline::new(repo, stack)
+            .map_err(|e| e.to_string())?
+            .into_parts();
+        let options = pipeline.options_mut();
+        options.crlf_roundtrip_check = gix::filter::plumbing::pipeline::CrlfRoundTripCheck::Skip;
+        options.encodings_with_roundtrip_check.clear();
+        Ok(Reader { pipeline, stack })
+    }
+
+    fn drop_drivers(&mut self, dropped: &[gix::bstr::BString]) {
+        self.pipeline
+            .options_mut()
+            .drivers
+            .retain(|d| !dropped.contains(&d.name));
+    }
 }
 
 /// What reading a file for its blob id gave.
@@ -46,17 +76,33 @@ impl Filters {
             .attributes_only(index, Source::WorktreeThenIdMapping)
             .map_err(|e| e.to_string())?
             .detach();
-        let (mut inner, worktree) = gix::filter::Pipeline::new(repo, stack)
-            .map_err(|e| e.to_string())?
-            .into_parts();
-        let options = inner.options_mut();
-        options.crlf_roundtrip_check = gix::filter::plumbing::pipeline::CrlfRoundTripCheck::Skip;
-        options.encodings_with_roundtrip_check.clear();
         Ok(Filters {
-            inner,
-            worktree,
+            worktree: Reader::new(repo, stack)?,
             staged: None,
+            dropped: Vec::new(),
         })
+    }
+
+    /// The reader of `attributes`, the index's made when first asked for.
+    fn reader(
+        &mut self,
+        repo: &gix::Repository,
+        index: &gix::index::File,
+        attributes: Attributes,
+    ) -> Result<&mut Reader, String> {
+        if attributes == Attributes::Worktree {
+            return Ok(&mut self.worktree);
+        }
+        if self.staged.is_none() {
+            let stack = repo
+                .attributes_only(index, Source::IdMapping)
+                .map_err(|e| e.to_string())?
+                .detach();
+            let mut reader = Reader::new(repo, stack)?;
+            reader.drop_drivers(&self.dropped);
+            self.staged = Some(reader);
+        }
+        Ok(self.staged.as_mut().expect("made above"))
     }
 
     /// The blob id of the file at `rela` (`open` opens it, again for a retry), as git would
@@ -82,17 +128,7 @@ impl Filters {
             };
             let mut data = Vec::new();
             let failed = {
-                let stack = match attributes {
-                    Attributes::Worktree => &mut self.worktree,
-                    Attributes::Staged => match &mut self.staged {
-                        Some(s) => s,
-                        None => self.staged.insert(
-                            repo.attributes_only(index, Source::IdMapping)
-                                .map_err(|e| e.to_string())?
-                                .detach(),
-                        ),
-                    },
-                };
+                let Reader { pipeline, stack } = self.reader(repo, index, attributes)?;
                 let platform = match stack.at_path(rela, None, &repo.objects) {
                     Ok(p) => p,
                     Err(e) if attributes == Attributes::Worktree => {
@@ -109,7 +145,7 @@ impl Filters {
                 };
                 let rela_bytes: &BStr =
                     gix::path::os_str_into_bstr(rela.as_os_str()).map_err(|e| e.to_string())?;
-                let converted = self.inner.convert_to_git(
+                let converted = pipeline.convert_to_git(
                     file,
                     rela,
                     &mut |_, attrs| {
@@ -151,10 +187,11 @@ impl Filters {
                         "{}: clean filter `{driver}` failed ({e}); compared unfiltered, as git does",
                         rela.display()
                     ));
-                    self.inner
-                        .options_mut()
-                        .drivers
-                        .retain(|d| d.name != driver.as_bytes());
+                    self.dropped.push(driver.as_str().into());
+                    self.worktree.drop_drivers(&self.dropped);
+                    if let Some(staged) = &mut self.staged {
+                        staged.drop_drivers(&self.dropped);
+                    }
                 }
             }
         }
@@ -168,7 +205,7 @@ impl Filters {
         rela: &std::path::Path,
         attributes: Attributes,
     ) -> Option<String> {
-        let stack = match attributes {
+        let Reader { pipeline, stack } = match attributes {
             Attributes::Worktree => &mut self.worktree,
             Attributes::Staged => self.staged.as_mut()?,
         };
@@ -184,7 +221,7 @@ impl Filters {
             .state
             .as_bstr()?
             .to_owned();
-        self.inner
+        pipeline
             .options_mut()
             .drivers
             .iter()

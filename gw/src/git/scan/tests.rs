@@ -332,3 +332,27 @@ fn a_fifo_where_a_symbolic_link_was_changed_kind() {
     }
     assert_eq!(gw_status(&dir), git_status(&dir, &[]));
 }
+
+#[test]
+fn attributes_from_the_worktree_and_from_the_index_in_one_scan() {
+    // Found by the status-diff (seed 20270139): a file under a `.gitattributes` that is a
+    // fifo takes its attributes from the index, the others from the worktree. gix's filter
+    // pipeline kept one attribute outcome for both sources, and panicked (index out of
+    // bounds) when the worktree's named an attribute (`eol`) the index's did not.
+    let (_tmp, dir) = new_repo();
+    write(&dir, "a.md", "a\n");
+    write(&dir, "logs/b.md", "b\n");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "one"]);
+    write(&dir, ".gitattributes", "*.md eol=lf\n");
+    fifo(&dir.join("logs/.gitattributes"));
+    // Rewritten with the same bytes: their stat data differs, so both are read, the one
+    // under the worktree's attributes first.
+    write(&dir, "a.md", "a\n");
+    write(&dir, "logs/b.md", "b\n");
+    // git would wait on the fifo forever; grove takes it for no rules file (and, as git
+    // does with a fifo, does not list it).
+    assert_eq!(gw_status(&dir), ["?? .gitattributes"]);
+    write(&dir, "logs/b.md", "B\n");
+    assert_eq!(gw_status(&dir), ["?? .gitattributes", " M logs/b.md"]);
+}
