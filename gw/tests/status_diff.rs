@@ -48,9 +48,13 @@ fn grove_agrees_with_git_on_seeded_worktree_states() {
 /// 20261390, 20261395); an unreadable directory where the index holds a file, which git
 /// reads and warns of without showing it (20261292); a fifo where a symbolic link was, which
 /// git calls changed in kind (20261447); a warning git no longer gives after the index was
-/// written back, as after its own refresh (20261463).
+/// written back, as after its own refresh (20261463); a panic in gix's filter pipeline when
+/// one scan read attributes from the worktree and from the index (20270139, a fifo
+/// `.gitattributes`); a conflicted file git could not look at, and warned of, in a
+/// directory of mode 444 (20270175, 20270253).
 const FOUND: &[u64] = &[
-    20261283, 20261292, 20261303, 20261390, 20261395, 20261447, 20261463,
+    20261283, 20261292, 20261303, 20261390, 20261395, 20261447, 20261463, 20270139, 20270175,
+    20270253,
 ];
 
 #[test]

@@ -201,6 +201,16 @@ fn unreadable_paths_are_answered_and_keep_the_worktree() {
                 "touch -d @$(($(date +%s) - 100)) top.txt && chmod 000 top.txt",
                 "top.txt",
             ),
+            // Found by the status-diff (seeds 20270175, 20270253): git looks at a
+            // conflicted file too, and warned where grove, taking the conflict from the
+            // index alone, named nothing.
+            (
+                "a conflicted file in a directory of mode 444",
+                "git switch -q -c other && echo theirs > dir/f.txt && git commit -qam o && \
+                 git switch -q feat/x && echo ours > dir/f.txt && git commit -qam m && \
+                 { git merge -q other >/dev/null 2>&1; true; } && chmod 444 dir",
+                "dir/f.txt",
+            ),
         ] {
             let (env, wt) = world_with(
                 TestEnv::new().with_bin(gw),

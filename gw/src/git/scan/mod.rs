@@ -457,15 +457,15 @@ impl<'r> Worker<'r> {
         // The files come in the order of their names, as the listing is sorted: one pass
         // over both says which files are there.
         let mut at = 0;
+        // The path of the last conflicted entry (a conflict holds up to three, one a stage).
+        let mut conflicted: Option<&[u8]> = None;
         for &i in &dir.files {
             let entry = &entries[i];
-            if entry.stage_raw() != 0 {
-                self.found.changed.push((i, 'U'));
-                continue;
-            }
-            if entry
-                .flags
-                .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID)
+            let conflict = entry.stage_raw() != 0;
+            if !conflict
+                && entry
+                    .flags
+                    .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID)
             {
                 continue;
             }
@@ -488,6 +488,20 @@ impl<'r> Worker<'r> {
                     .get(at)
                     .is_some_and(|n| n.key == k && l.name(n) == name)
             });
+            if conflict {
+                // Its letters come from the index's stages. git still looks at the file,
+                // and warns when it cannot: what it holds is then unknown, as here.
+                self.found.changed.push((i, 'U'));
+                if listed
+                    && conflicted != Some(path)
+                    && let Err(e) = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                    && !is_gone(e)
+                {
+                    self.unreadable(path, false, e);
+                }
+                conflicted = Some(path);
+                continue;
+            }
             let stat = if listed {
                 match rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW) {
                     Ok(st) => Some(st),
