@@ -260,7 +260,7 @@ impl Repo {
         }
         // Best effort, like git: a locked index, or one changed since, just means the next
         // status compares those files again.
-        let _ = scan::refresh::write(index, &found.updates);
+        let _ = scan::refresh::write(index, &found.updates, &found.resized);
         let mut ignored = found.ignored;
         ignored.sort();
         let mut changes = changes_from(by_path);
@@ -676,13 +676,13 @@ mod tests {
         // the old one's second: the check must not rest on the time alone).
         crate::fsx::write_atomic(&dir.join("b.txt"), b"b\n").unwrap();
         git(&dir, &["add", "b.txt"]);
-        assert!(scan::refresh::write(&read, &[(0, stat)]).is_err());
+        assert!(scan::refresh::write(&read, &[(0, stat)], &[]).is_err());
         let staged = git(&dir, &["diff", "--cached", "--name-only"]);
         assert_eq!(staged.trim(), "b.txt", "the staged file is still staged");
 
         // Unchanged since it was read, the index is written.
         let read = repo.read_index().unwrap();
-        scan::refresh::write(&read, &[(0, stat)]).unwrap();
+        scan::refresh::write(&read, &[(0, stat)], &[]).unwrap();
         assert_eq!(repo.read_index().unwrap().entries()[0].stat, stat);
         assert_eq!(
             git(&dir, &["diff", "--cached", "--name-only"]).trim(),

@@ -76,6 +76,7 @@ impl Worker<'_> {
         let was = entry.stat;
         if now.size != was.size && was.size != 0 {
             self.found.changed.push((i, 'M'));
+            self.found.resized.push(i);
             return Ok(());
         }
         let same = now.mtime == was.mtime

@@ -70,6 +70,9 @@ pub(super) struct Found {
     /// Stat data to write back to the index: entries found unchanged whose files were last
     /// changed long enough ago ([`refresh::fresh_enough`]).
     pub updates: Vec<(usize, gix::index::entry::Stat)>,
+    /// Entries whose files have another size than they record: modified to git without
+    /// being read, and left so when the index is written back (never smudged).
+    pub resized: Vec<usize>,
     /// Paths that could not be read (directories ending in `/`) and why.
     pub unreadable: Vec<(String, String)>,
     /// What else git would warn about (a clean filter that failed).
@@ -82,6 +85,7 @@ impl Found {
         self.untracked.extend(other.untracked);
         self.ignored.extend(other.ignored);
         self.updates.extend(other.updates);
+        self.resized.extend(other.resized);
         self.unreadable.extend(other.unreadable);
         self.warnings.extend(other.warnings);
     }

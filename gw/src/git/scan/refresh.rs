@@ -16,7 +16,10 @@
 //! - the written index is newer than the one read, so an entry that was racy in it (its
 //!   file changed in the index's second or later) would no longer be compared by content:
 //!   each such entry not refreshed gets size 0 ("smudged", as git's `ce_smudge_racily_clean_entry`
-//!   does), which makes git — and grove — compare its content again;
+//!   does), which makes git — and grove — compare its content again; except one whose file
+//!   has another size than it records, which git calls modified without reading it (a
+//!   smudged one it would read, and might find unchanged once cleaned: a CRLF file under
+//!   `core.autocrlf`), and which git's own write leaves as it is;
 //! - nothing is written when there is nothing to refresh, over an index that changed since
 //!   it was read, or over a split index (whose entries live in two files).
 
@@ -199,12 +202,14 @@ pub(crate) enum Kept {
 }
 
 /// Patches `bytes`, the index file `index` was read from, with the stat data `updates`
-/// (entry position, stat), smudging the racy entries not refreshed; `Err` when the bytes
-/// are not that index. Returns the new bytes.
+/// (entry position, stat), smudging the racy entries not refreshed but those in `resized`
+/// (whose files have another size than they record); `Err` when the bytes are not that
+/// index. Returns the new bytes.
 pub(crate) fn patched(
     mut bytes: Vec<u8>,
     index: &gix::index::File,
     updates: &[(usize, Stat)],
+    resized: &[usize],
 ) -> Result<Vec<u8>, Kept> {
     let hash_len = index.object_hash().len_in_bytes();
     let layout = layout(&bytes, hash_len).map_err(Kept::Unreadable)?;
@@ -226,16 +231,22 @@ pub(crate) fn patched(
         }
     }
     let read_secs = index.timestamp().unix_seconds();
-    let mut refreshed = vec![false; entries.len()];
+    // Entries to leave unsmudged: refreshed, or modified to git by their size.
+    let mut kept = vec![false; entries.len()];
     for (i, stat) in updates {
         if let Some((at, _)) = layout.entries.get(*i) {
             put_stat(&mut bytes, *at, stat);
-            refreshed[*i] = true;
+            kept[*i] = true;
+        }
+    }
+    for i in resized {
+        if let Some(k) = kept.get_mut(*i) {
+            *k = true;
         }
     }
     for (i, entry) in entries.iter().enumerate() {
         let racy = i64::from(entry.stat.mtime.secs) >= read_secs;
-        if racy && !refreshed[i] && entry.stat.size != 0 {
+        if racy && !kept[i] && entry.stat.size != 0 {
             let at = layout.entries[i].0;
             bytes[at + 36..at + 40].copy_from_slice(&0u32.to_be_bytes());
         }
@@ -253,8 +264,12 @@ pub(crate) fn patched(
 }
 
 /// Writes `updates` back to the index `index` was read from, under its lock, if it is
-/// still that index (see the module).
-pub(crate) fn write(index: &gix::index::File, updates: &[(usize, Stat)]) -> Result<(), Kept> {
+/// still that index (see the module and [`patched`]).
+pub(crate) fn write(
+    index: &gix::index::File,
+    updates: &[(usize, Stat)],
+    resized: &[usize],
+) -> Result<(), Kept> {
     use std::io::Write as _;
     if updates.is_empty() {
         return Ok(());
@@ -274,7 +289,7 @@ pub(crate) fn write(index: &gix::index::File, updates: &[(usize, Stat)]) -> Resu
         return Err(Kept::Changed);
     }
     // The lock is dropped unused on any refusal: the index stays as it is.
-    let bytes = patched(bytes, index, updates)?;
+    let bytes = patched(bytes, index, updates, resized)?;
     lock.write_all(&bytes).map_err(|e| unreadable(&e))?;
     lock.commit().map_err(|e| unreadable(&e.error))?;
     Ok(())

@@ -356,3 +356,35 @@ fn attributes_from_the_worktree_and_from_the_index_in_one_scan() {
     write(&dir, "logs/b.md", "B\n");
     assert_eq!(gw_status(&dir), ["?? .gitattributes", " M logs/b.md"]);
 }
+
+#[test]
+fn a_write_back_leaves_a_file_of_another_size_modified_to_git() {
+    // Found by the status-diff (seed 20270728): a racy entry whose file has another size is
+    // modified to git without being read; grove smudged it (size 0) when it wrote the index
+    // back, and git then read it — under core.autocrlf the CRLF file cleans to the staged
+    // LF blob, so git called it unchanged after grove looked.
+    let (_tmp, dir) = new_repo();
+    git(&dir, &["config", "core.autocrlf", "true"]);
+    write(&dir, "f.txt", "one\n");
+    write(&dir, "g.txt", "g\n");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "one"]);
+    write(&dir, "f.txt", "one\r\n");
+    // g.txt touched long ago, so grove has stat data to write back; the index older than
+    // f.txt's entry, which is then racy.
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    write(&dir, "g.txt", "g\n");
+    crate::ops::testutil::set_modified(&dir.join("g.txt"), hour_ago);
+    crate::ops::testutil::set_modified(&dir.join(".git/index"), hour_ago);
+    // git's view without letting it write the index itself.
+    let git_sees = || git(&dir, &["--no-optional-locks", "status", "--porcelain"]);
+    let before = git_sees();
+    assert_eq!(before, " M f.txt");
+    assert_eq!(gw_status(&dir), [" M f.txt"]);
+    let index = std::fs::metadata(dir.join(".git/index")).unwrap();
+    assert!(
+        index.modified().unwrap() > hour_ago,
+        "grove wrote the index back (g.txt's stat data)"
+    );
+    assert_eq!(git_sees(), before, "git sees what it saw");
+}
