@@ -492,13 +492,16 @@ impl<'r> Worker<'r> {
                     .get(at)
                     .is_some_and(|n| n.key == k && l.name(n) == name)
             });
+            // One `lstat` a file, as git: also for a file missing from the listing, whose
+            // absence it confirms (in a directory that may be listed but not searched, git
+            // cannot tell a file from none, and warns).
+            let look = || rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW);
             if conflict {
                 // Its letters come from the index's stages. git still looks at the file,
                 // and warns when it cannot: what it holds is then unknown, as here.
                 self.found.changed.push((i, 'U'));
-                if listed
-                    && conflicted != Some(path)
-                    && let Err(e) = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                if conflicted != Some(path)
+                    && let Err(e) = look()
                     && !is_gone(e)
                 {
                     self.unreadable(path, false, e);
@@ -506,17 +509,15 @@ impl<'r> Worker<'r> {
                 conflicted = Some(path);
                 continue;
             }
-            let stat = if listed {
-                match rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW) {
-                    Ok(st) => Some(st),
-                    Err(e) if is_gone(e) => None,
-                    Err(e) => {
-                        self.unreadable(path, false, e);
-                        continue;
-                    }
+            let stat = match look() {
+                Ok(st) if listed => Some(st),
+                // Not listed: gone (what a name written otherwise finds is not this file).
+                Ok(_) => None,
+                Err(e) if is_gone(e) => None,
+                Err(e) => {
+                    self.unreadable(path, false, e);
+                    continue;
                 }
-            } else {
-                None
             };
             let Some(stat) = stat else {
                 if let Some(y) = absent(entry) {
