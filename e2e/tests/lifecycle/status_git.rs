@@ -418,3 +418,21 @@ fn a_fifo_rules_file_above_the_files_is_found_too() {
     let repo = gw_status(&env);
     assert_eq!(repo["unreadable"][0]["path"], "a/.gitignore", "{repo}");
 }
+
+/// Item 7, one level down: git runs a status in each submodule, which reads the
+/// submodule's own rules files. A fifo `.gitignore` there blocked the status grove handed
+/// to git (the check looked only at the outer repository's directories). Found by the
+/// status-diff (seed 20270520).
+#[test]
+fn a_fifo_rules_file_in_a_submodule_is_found_too() {
+    let (env, wt) = world(&[("f", "f\n")]);
+    sh(
+        &env,
+        &wt,
+        "git init -q inner && echo i > inner/i && git -C inner add i && \
+         git -C inner commit -q -m i && git add inner && mkfifo inner/.gitignore",
+    );
+    let repo = gw_status(&env);
+    assert_eq!(lines(&repo), ["A  inner"]);
+    assert_eq!(repo["unreadable"][0]["path"], "inner/.gitignore", "{repo}");
+}

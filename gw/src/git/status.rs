@@ -80,7 +80,7 @@ impl Repo {
 
     /// The first `.gitignore` or `.gitattributes` that is a fifo in a directory the index
     /// holds files in or below (a rules file git opens while comparing them, or when its
-    /// walk enters the directory), relative to the worktree.
+    /// walk enters the directory), or in a submodule's, relative to the worktree.
     fn fifo_rules(&self, index: &gix::index::File) -> Option<String> {
         let workdir = self.repo.workdir()?;
         let mut dirs: Vec<&[u8]> = vec![b""];
@@ -103,7 +103,7 @@ impl Repo {
         }
         dirs.sort_unstable();
         dirs.dedup();
-        dirs.iter().find_map(|dir| {
+        let found = dirs.iter().find_map(|dir| {
             [".gitignore", ".gitattributes"]
                 .into_iter()
                 .find_map(|name| {
@@ -115,6 +115,28 @@ impl Repo {
                     let dir = gix::path::from_byte_slice(dir).ok()?;
                     let meta = workdir.join(dir).join(name).symlink_metadata().ok()?;
                     std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()).then_some(rel)
+                })
+        });
+        // git runs a status in each submodule, which opens that repository's rules files
+        // as its own walk does (seed 20270520: a fifo `.gitignore` there blocked it).
+        found.or_else(|| {
+            index
+                .entries()
+                .iter()
+                .filter(|e| e.mode.is_submodule())
+                .find_map(|e| {
+                    let rel = e.path(index);
+                    let dir = workdir.join(gix::path::from_bstr(rel).ok()?);
+                    // A real directory (a symbolic link could lead back here), holding a
+                    // repository of its own (a `.git`: gix does not search upwards).
+                    if !dir.symlink_metadata().ok()?.is_dir()
+                        || dir.join(".git").symlink_metadata().is_err()
+                    {
+                        return None;
+                    }
+                    let sub = Repo::open(&dir).ok()?;
+                    let fifo = sub.fifo_rules(&sub.read_index().ok()?)?;
+                    Some(format!("{rel}/{fifo}"))
                 })
         })
     }
