@@ -436,3 +436,51 @@ fn a_fifo_rules_file_in_a_submodule_is_found_too() {
     assert_eq!(lines(&repo), ["A  inner"]);
     assert_eq!(repo["unreadable"][0]["path"], "inner/.gitignore", "{repo}");
 }
+
+/// Found by the status-diff (seed 20270672): git reads an untracked directory in the order
+/// its listing gives and stops at the first untracked file; a directory it cannot open met
+/// before that file is warned of. grove read the names sorted, stopped at the file, and
+/// named nothing unreadable.
+#[test]
+fn an_untracked_directory_is_read_in_the_order_of_its_listing() {
+    e2e::unprivileged::run(|gw| {
+        let (env, wt) = world_with(TestEnv::new().with_bin(gw), &[("f", "f\n")], |_, _| {});
+        let u = wt.join("u");
+        let listed_first = |dir: &Path| {
+            let mut names = std::fs::read_dir(dir).unwrap();
+            names.next().unwrap().unwrap().file_name()
+        };
+        // A file that sorts before the directory `z.o` but is listed after it (the order a
+        // listing gives depends on the file system: the names' hashes, or the order they
+        // were made in).
+        let file = (0..64)
+            .find_map(|i| {
+                let _ = std::fs::remove_dir_all(&u);
+                std::fs::create_dir(&u).unwrap();
+                let file = u.join(format!("a{i}.o"));
+                if i % 2 == 0 {
+                    std::fs::create_dir(u.join("z.o")).unwrap();
+                    std::fs::write(&file, "a\n").unwrap();
+                } else {
+                    std::fs::write(&file, "a\n").unwrap();
+                    std::fs::create_dir(u.join("z.o")).unwrap();
+                }
+                (listed_first(&u) == "z.o").then_some(file)
+            })
+            .expect("a listing that gives the directory first");
+        assert!(file.is_file());
+        sh(&env, &wt, "chmod 000 u/z.o");
+        let mut git = env.command(Path::new("git"), &["status", "--porcelain"]);
+        git.current_dir(&wt).env("GIT_OPTIONAL_LOCKS", "0");
+        let out = git.output().expect("git runs");
+        let warned = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            warned.contains("could not open directory 'u/z.o/'"),
+            "git opens the directory it meets first: {warned}"
+        );
+        let repo = gw_status(&env);
+        assert_eq!(lines(&repo), git_sees(&env, &wt));
+        assert_eq!(repo["unreadable"][0]["path"], "u/z.o/", "{repo}");
+        sh(&env, &wt, "chmod 755 u/z.o");
+    });
+}

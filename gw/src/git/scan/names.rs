@@ -176,6 +176,15 @@ impl Listing {
         Ok(l)
     }
 
+    /// The names in the order the directory gave them (the order git reads them in, which
+    /// decides where its look into an untracked directory stops).
+    pub(super) fn as_listed(&self) -> Vec<&Listed> {
+        let mut names: Vec<&Listed> = self.names.iter().collect();
+        // Each name's bytes were appended as it came.
+        names.sort_unstable_by_key(|n| n.start);
+        names
+    }
+
     pub(super) fn name(&self, n: &Listed) -> &[u8] {
         &self.bytes[n.start as usize..n.end as usize]
     }

@@ -98,7 +98,9 @@ impl Worker<'_> {
         }
         let mut untracked = false;
         let mut ignored = Vec::new();
-        for n in &listing.names {
+        // In the listing's order, as git: it stops at the first untracked file, and what
+        // it could not open before that it warns of (seed 20270672).
+        for n in listing.as_listed() {
             let name = listing.name(n);
             let kind = kind_of(fd, name, n.kind);
             let is_dir = kind == Some(FileType::Directory);
