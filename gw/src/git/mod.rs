@@ -12,6 +12,7 @@ mod named;
 mod pristine;
 mod read;
 mod scan;
+mod staged;
 mod status;
 mod tracking;
 pub mod url;

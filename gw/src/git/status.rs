@@ -10,9 +10,9 @@
 
 use std::collections::BTreeMap;
 
-use super::index_tree::index_tree;
 use super::read::{Changes, Repo, Unreadable};
 use super::scan;
+use super::staged::staged_changes;
 use super::{Error, read::err};
 use crate::proc::Cmd;
 
@@ -346,86 +346,6 @@ fn unreadable_in_warnings(stderr: &str) -> Vec<Unreadable> {
         .collect()
 }
 
-/// Paths whose index entry differs from HEAD's tree, with git's `X` letter.
-fn staged_changes(
-    repo: &gix::Repository,
-    head_tree: gix::ObjectId,
-    index: &gix::index::File,
-) -> Result<Vec<(String, char)>, Error> {
-    use gix::diff::index::ChangeRef as C;
-    if index_tree(index) == Some(head_tree) {
-        // The entries make HEAD's tree: nothing is staged. Hashing the trees the entries
-        // make costs a fraction of reading HEAD's trees and comparing them entry by entry.
-        return Ok(Vec::new());
-    }
-    let mut out = Vec::new();
-    repo.tree_index_status(
-        &head_tree,
-        index,
-        None,
-        gix::status::tree_index::TrackRenames::Disabled,
-        |change, _, _| {
-            let x = match change {
-                C::Addition { .. } => 'A',
-                C::Deletion { .. } => 'D',
-                C::Modification {
-                    previous_entry_mode,
-                    entry_mode,
-                    ..
-                } => {
-                    if kind(previous_entry_mode) == kind(entry_mode) {
-                        'M'
-                    } else {
-                        'T'
-                    }
-                }
-                C::Rewrite { .. } => 'R',
-            };
-            out.push((change.location().to_string(), x));
-            Ok(gix::diff::index::Action::Continue(()))
-        },
-    )
-    .map_err(err(repo.workdir().unwrap_or(repo.git_dir())))?;
-    // An intent-to-add entry is not in the index as far as HEAD is concerned (git's
-    // `ita_invisible_in_index`): nothing staged when HEAD lacks the path, its deletion
-    // staged when HEAD has it (`git rm --cached f; git add -N f` is `DA`).
-    let intended: Vec<&gix::bstr::BStr> = index
-        .entries()
-        .iter()
-        .filter(|e| e.stage_raw() == 0 && e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD))
-        .map(|e| e.path(index))
-        .collect();
-    if !intended.is_empty() {
-        out.retain(|(p, _)| !intended.iter().any(|i| *i == p.as_str()));
-        let tree = repo
-            .find_tree(head_tree)
-            .map_err(|e| Error::read(repo.git_dir(), e))?;
-        for path in intended {
-            if tree
-                .lookup_entry(path.split(|b| *b == b'/'))
-                .ok()
-                .flatten()
-                .is_some()
-            {
-                out.push((path.to_string(), 'D'));
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// What an index mode holds, for git's `T`: a file (executable or not), a link, a commit.
-fn kind(mode: gix::index::entry::Mode) -> u8 {
-    use gix::index::entry::Mode;
-    if mode == Mode::SYMLINK {
-        1
-    } else if mode == Mode::COMMIT {
-        2
-    } else {
-        0
-    }
-}
-
 /// What changed at one path: its index entry against HEAD and the worktree (`X`, `Y` as
 /// `git status --short` shows them, blank when unchanged), the stages of a conflict (bit
 /// `n - 1` for stage `n`; git's letters, `UU`, `AA`, `DU`…, come from which are there), and
@@ -545,6 +465,7 @@ fn parse_porcelain_v2(out: &str) -> (BTreeMap<String, Slot>, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::git::index_tree::index_tree;
     use crate::ops::testutil::git;
 
     /// A repository in a new temporary directory, with one commit of `a.txt`.

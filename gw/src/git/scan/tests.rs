@@ -388,3 +388,25 @@ fn a_write_back_leaves_a_file_of_another_size_modified_to_git() {
     );
     assert_eq!(git_sees(), before, "git sees what it saw");
 }
+
+#[test]
+fn an_intent_to_add_file_under_a_tree_cached_as_heads_is_not_a_staged_deletion() {
+    // Found by the status-diff (seed 20270689): `git reset --hard` keeps an intent-to-add
+    // entry whose blob is HEAD's (an empty file) and caches HEAD's trees in the index; git's
+    // comparison of HEAD with the index passes over a directory whose cached tree is HEAD's,
+    // so it shows ` A` there — and `DA` for the same file at the top, where no tree is
+    // passed over. grove said `DA` for both.
+    let (_tmp, dir) = new_repo();
+    write(&dir, "d/e.txt", "");
+    write(&dir, "top.txt", "");
+    write(&dir, "f.txt", "f\n");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "one"]);
+    git(&dir, &["rm", "-q", "--cached", "d/e.txt", "top.txt"]);
+    git(&dir, &["add", "-N", "d/e.txt", "top.txt"]);
+    assert_eq!(gw_status(&dir), ["DA d/e.txt", "DA top.txt"]);
+    git(&dir, &["reset", "-q", "--hard"]);
+    let git_sees = git(&dir, &["--no-optional-locks", "status", "--porcelain"]);
+    assert_eq!(git_sees, " A d/e.txt\nDA top.txt");
+    assert_eq!(gw_status(&dir), [" A d/e.txt", "DA top.txt"]);
+}
