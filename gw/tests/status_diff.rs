@@ -51,10 +51,16 @@ fn grove_agrees_with_git_on_seeded_worktree_states() {
 /// written back, as after its own refresh (20261463); a panic in gix's filter pipeline when
 /// one scan read attributes from the worktree and from the index (20270139, a fifo
 /// `.gitattributes`); a conflicted file git could not look at, and warned of, in a
-/// directory of mode 444 (20270175, 20270253).
+/// directory of mode 444 (20270175, 20270253); a fifo `.gitignore` in a submodule, on
+/// which the status handed to git waited (20270520); a directory git could not open met
+/// before the first untracked file of the listing (20270672); an intent-to-add file under
+/// a tree the index caches as HEAD's, ` A` to git (20270689); a racy entry of another size
+/// smudged by the write-back, which git then read as clean (20270728); the world's own
+/// `chmod 000` through a link to `.`, which locked git out of the worktree (20270776); a
+/// file deleted from a directory of mode 444 (20270885).
 const FOUND: &[u64] = &[
     20261283, 20261292, 20261303, 20261390, 20261395, 20261447, 20261463, 20270139, 20270175,
-    20270253,
+    20270253, 20270520, 20270672, 20270689, 20270728, 20270776, 20270885,
 ];
 
 #[test]

@@ -968,6 +968,16 @@ impl World {
                     (rules, "000")
                 }
             };
+            // chmod follows a symbolic link: one to `.` (a kind swap makes them) would lock
+            // the worktree itself, where git cannot even start (seed 20270776).
+            if self
+                .wt
+                .join(&target)
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink())
+            {
+                return Undo(None);
+            }
             let q = quote(&target);
             self.sh(&format!("chmod {mode} -- {q}"));
             let back = if mode == "000" && !Path::new(&self.wt.join(&target)).is_dir() {
