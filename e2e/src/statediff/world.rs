@@ -406,7 +406,9 @@ impl World {
              git config filter.gone.clean gw-no-such-command\n",
         );
         if d.chance(15) {
-            s.push_str("git config filter.up.required true\n");
+            // A required filter needs its smudge command too, or git cannot check a file
+            // out (seed 20271100: the world's worktree was never made).
+            s.push_str("git config filter.up.required true\ngit config filter.up.smudge cat\n");
         }
         for (key, values) in [
             ("core.autocrlf", &["true", "input", "false"][..]),
