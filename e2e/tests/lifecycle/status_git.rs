@@ -484,3 +484,30 @@ fn an_untracked_directory_is_read_in_the_order_of_its_listing() {
         sh(&env, &wt, "chmod 755 u/z.o");
     });
 }
+
+/// Found by the status-diff (seed 20271200): git lists nothing below a directory it cannot
+/// list (mode 111), tracked directories included — it warns of that one and compares the
+/// tracked files below by their paths. grove listed a tracked directory below it and
+/// showed what was untracked there.
+#[test]
+fn nothing_untracked_is_shown_below_a_directory_that_cannot_be_listed() {
+    e2e::unprivileged::run(|gw| {
+        let (env, wt) = world_with(
+            TestEnv::new().with_bin(gw),
+            &[("dir/sub/f.txt", "f\n")],
+            |_, _| {},
+        );
+        sh(
+            &env,
+            &wt,
+            "mkdir -p dir/sub/new/deeper && echo x > dir/sub/new/deeper/file && \
+             echo y > dir/sub/new.txt && echo g > dir/sub/f.txt && chmod 111 dir",
+        );
+        let git = git_sees(&env, &wt);
+        assert_eq!(git, [" M dir/sub/f.txt"], "git's answer");
+        let repo = gw_status(&env);
+        assert_eq!(lines(&repo), git);
+        assert_eq!(repo["unreadable"][0]["path"], "dir/", "{repo}");
+        sh(&env, &wt, "chmod 755 dir");
+    });
+}

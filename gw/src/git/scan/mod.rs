@@ -435,6 +435,10 @@ impl<'r> Worker<'r> {
             self.open.pop()
         };
         let fd = current.as_ref().map_or(self.root, |(_, fd)| fd.as_fd());
+        // git lists nothing below a directory it could not list (it warns of that one): a
+        // directory reached through one is compared for its tracked files alone (seed
+        // 20271200).
+        let walk = walk && !(current.is_some() && self.below_unlistable());
         self.compare_dir(dir, fd, walk)?;
         self.open.extend(current);
         Ok(())

@@ -162,6 +162,20 @@ impl Worker<'_> {
 }
 
 impl Worker<'_> {
+    /// Whether a directory above the one being compared (the worktree, or one in
+    /// [`Worker::open`]) could be opened only to be searched through, not listed
+    /// ([`super::open_dir`]).
+    pub(super) fn below_unlistable(&self) -> bool {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            std::iter::once(self.root)
+                .chain(self.open.iter().map(|(_, fd)| fd.as_fd()))
+                .any(|fd| rustix::fs::fcntl_getfl(fd).is_ok_and(|f| f.contains(OFlags::PATH)))
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        false
+    }
+
     /// Looks into the untracked directory `path` (`name` in the directory open at `at`)
     /// that git reads but does not show, for what it cannot read.
     pub(super) fn look_into_unshown(
