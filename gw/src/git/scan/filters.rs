@@ -72,10 +72,33 @@ pub(super) enum Attributes {
 
 impl Filters {
     pub(super) fn new(repo: &gix::Repository, index: &gix::index::File) -> Result<Self, String> {
-        let stack = repo
-            .attributes_only(index, Source::WorktreeThenIdMapping)
-            .map_err(|e| e.to_string())?
-            .detach();
+        // git opens a `.gitattributes` that is a directory and reads no rules from it; gix
+        // passes over it to the staged file, which is hidden from it there (seed 20271517).
+        let is_dir = |path: &BStr| {
+            repo.workdir().is_some_and(|wd| {
+                gix::path::from_bstr(path)
+                    .is_ok_and(|p| wd.join(p).symlink_metadata().is_ok_and(|m| m.is_dir()))
+            })
+        };
+        let dirs: Vec<usize> = index
+            .entries()
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                let path = e.path(index);
+                (path == ".gitattributes" || path.ends_with(b"/.gitattributes")) && is_dir(path)
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let stack = if dirs.is_empty() {
+            repo.attributes_only(index, Source::WorktreeThenIdMapping)
+        } else {
+            let mut seen = index.clone();
+            seen.remove_entries(|i, _, _| dirs.contains(&i));
+            repo.attributes_only(&seen, Source::WorktreeThenIdMapping)
+        }
+        .map_err(|e| e.to_string())?
+        .detach();
         Ok(Filters {
             worktree: Reader::new(repo, stack)?,
             staged: None,

@@ -410,3 +410,27 @@ fn an_intent_to_add_file_under_a_tree_cached_as_heads_is_not_a_staged_deletion()
     assert_eq!(git_sees, " A d/e.txt\nDA top.txt");
     assert_eq!(gw_status(&dir), [" A d/e.txt", "DA top.txt"]);
 }
+
+#[test]
+fn a_directory_named_gitattributes_is_an_empty_rules_file() {
+    // Found by the status-diff (seed 20271517): git opens a `.gitattributes` that is a
+    // directory, reads nothing from it, and so uses no rules there; gix passed over it and
+    // read the staged file in its place. A file checked out with CRLF under `eol=crlf` is
+    // then modified to git, and was unchanged to grove.
+    let (_tmp, dir) = new_repo();
+    write(&dir, ".gitattributes", "*.crlf text eol=crlf\n");
+    write(&dir, "w.crlf", "a\nb\n");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "one"]);
+    std::fs::remove_file(dir.join("w.crlf")).unwrap();
+    git(&dir, &["checkout", "--", "w.crlf"]);
+    assert_eq!(std::fs::read(dir.join("w.crlf")).unwrap(), b"a\r\nb\r\n");
+    std::fs::remove_file(dir.join(".gitattributes")).unwrap();
+    std::fs::create_dir(dir.join(".gitattributes")).unwrap();
+    // Touched, so that both read it.
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    crate::ops::testutil::set_modified(&dir.join("w.crlf"), hour_ago);
+    let git_sees = git(&dir, &["--no-optional-locks", "status", "--porcelain"]);
+    assert_eq!(git_sees, " D .gitattributes\n M w.crlf");
+    assert_eq!(gw_status(&dir), [" D .gitattributes", " M w.crlf"]);
+}
