@@ -59,10 +59,13 @@ fn grove_agrees_with_git_on_seeded_worktree_states() {
 /// `chmod 000` through a link to `.`, which locked git out of the worktree (20270776); a
 /// file deleted from a directory of mode 444 (20270885); a world whose required filter had
 /// no smudge command, which git could not check out (20271100); untracked files below a
-/// directory of mode 111, which git does not list (20271200).
+/// directory of mode 111, which git does not list (20271200); a submodule holding work,
+/// compared by its HEAD alone where grove answers itself (20271462); a `.gitattributes`
+/// that is a directory, an empty rules file to git (20271517).
 const FOUND: &[u64] = &[
     20261283, 20261292, 20261303, 20261390, 20261395, 20261447, 20261463, 20270139, 20270175,
     20270253, 20270520, 20270672, 20270689, 20270728, 20270776, 20270885, 20271100, 20271200,
+    20271462, 20271517,
 ];
 
 #[test]

@@ -24,10 +24,10 @@ impl Worker<'_> {
         let kind = FileType::from_raw_mode(stat.st_mode as _);
         if entry.mode == Mode::COMMIT {
             // A submodule (reached only when git cannot be asked, see `status_of`): changed
-            // when its HEAD is not the recorded commit. What its own worktree holds is not
-            // looked at; the caller judges such a worktree as holding work.
+            // when its HEAD is not the recorded commit, or when it holds work of its own.
             let y = if kind == FileType::Directory {
-                (self.commit_in(path) != Some(entry.id)).then_some('M')
+                (self.commit_in(path) != Some(entry.id) || self.submodule_holds_work(path))
+                    .then_some('M')
             } else {
                 Some('T')
             };
@@ -105,6 +105,32 @@ impl Worker<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Whether the submodule at `path` holds work, as git's `is_submodule_modified` finds
+    /// it: a changed file, a new one when untracked files are shown, or (here) what could
+    /// not be read (seed 20271462).
+    fn submodule_holds_work(&self, path: &[u8]) -> bool {
+        use crate::git::status::{Ask, Untracked};
+        let Some(dir) = self
+            .repo
+            .workdir()
+            .and_then(|w| gix::path::from_byte_slice(path).ok().map(|p| w.join(p)))
+        else {
+            return true;
+        };
+        let ask = Ask {
+            untracked: match self.shared.ask.untracked {
+                Untracked::No => Untracked::No,
+                _ => Untracked::Normal,
+            },
+            ignored: false,
+        };
+        crate::git::Repo::open(&dir)
+            .and_then(|r| r.status_of(ask))
+            .map_or(true, |(c, _)| {
+                !c.lines.is_empty() || !c.unreadable.is_empty()
+            })
     }
 
     /// The commit `HEAD` names in the directory at `path` (relative to the worktree), when

@@ -434,3 +434,43 @@ fn a_directory_named_gitattributes_is_an_empty_rules_file() {
     assert_eq!(git_sees, " D .gitattributes\n M w.crlf");
     assert_eq!(gw_status(&dir), [" D .gitattributes", " M w.crlf"]);
 }
+
+#[test]
+fn a_submodule_holding_work_is_modified_when_grove_answers_itself() {
+    // Found by the status-diff (seed 20271462): with a fifo where git reads rules, grove
+    // answers a status itself, submodules included; it compared a submodule's HEAD alone,
+    // and git calls one holding a new or changed file modified (a new one only when it shows
+    // untracked files).
+    let (_tmp, dir) = new_repo();
+    let inner = dir.join("inner");
+    write(&dir, "f", "f\n");
+    git(&dir, &["init", "-q", "inner"]);
+    write(&dir, "inner/i", "i\n");
+    git(&inner, &["add", "i"]);
+    git(&inner, &["commit", "-q", "-m", "i"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "one"]);
+    write(&dir, "inner/new", "n\n");
+    let git_sees = |args: &[&str]| {
+        let mut all = vec!["--no-optional-locks", "status", "--porcelain"];
+        all.extend_from_slice(args);
+        git(&dir, &all)
+    };
+    assert_eq!(git_sees(&[]), " M inner");
+    assert_eq!(git_sees(&["-uno"]), "");
+    let both = |dir: &Path| {
+        let mut normal = Repo::open(dir).unwrap().changes().unwrap().lines;
+        normal.sort();
+        git(dir, &["config", "status.showUntrackedFiles", "no"]);
+        let mut shown = Repo::open(dir).unwrap().changes_shown().unwrap().lines;
+        shown.sort();
+        git(dir, &["config", "--unset", "status.showUntrackedFiles"]);
+        (normal, shown)
+    };
+    fifo(&dir.join(".gitignore"));
+    assert_eq!(both(&dir), (vec![" M inner".to_string()], vec![]));
+    std::fs::remove_file(dir.join("inner/new")).unwrap();
+    write(&dir, "inner/i", "changed\n");
+    let m = vec![" M inner".to_string()];
+    assert_eq!(both(&dir), (m.clone(), m));
+}
