@@ -25,7 +25,7 @@ pub use read::{
     Base, BranchInfo, Changes, Head, Repo, Unreadable, WorktreeStatus, worktree_status,
 };
 #[doc(hidden)]
-pub use scan::ignored_by_rules;
+pub use scan::{fuzz_index, ignored_by_rules};
 pub use tracking::{Tracking, Unknown, tracking};
 pub use worktree::{
     Link, WorktreeInfo, in_progress, is_worktree_of, lexical, link, linked_admin, lock_reason,

@@ -56,6 +56,7 @@ use compare::absent;
 #[doc(hidden)]
 pub use ignore::ignored_by_rules;
 use names::{Dir, Listing, Tracked, directories, key, order};
+pub use refresh::fuzz_index;
 
 /// What the comparison found.
 #[derive(Default)]

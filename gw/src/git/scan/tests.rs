@@ -474,3 +474,25 @@ fn a_submodule_holding_work_is_modified_when_grove_answers_itself() {
     let m = vec![" M inner".to_string()];
     assert_eq!(both(&dir), (m.clone(), m));
 }
+
+#[test]
+fn the_index_fuzz_target_agrees_with_gix_on_real_indexes() {
+    // Version 2, 3 (an intent-to-add entry is extended) and 4 (prefix-compressed paths),
+    // with the cache tree and untracked cache extensions: what `cargo xtask fuzz index`
+    // starts from (fuzz/corpus/index).
+    for version in ["2", "3", "4"] {
+        let (_tmp, dir) = new_repo();
+        git(&dir, &["config", "core.untrackedCache", "true"]);
+        for p in ["a.txt", "dir/b.txt", "dir/sub/c.txt", "dir/sub/d.txt", "e"] {
+            write(&dir, p, p);
+        }
+        git(&dir, &["add", "-A"]);
+        git(&dir, &["commit", "-q", "-m", "one"]);
+        write(&dir, "new.txt", "n");
+        git(&dir, &["add", "-N", "new.txt"]);
+        git(&dir, &["update-index", "--index-version", version]);
+        git(&dir, &["status", "--porcelain"]);
+        let bytes = std::fs::read(dir.join(".git/index")).unwrap();
+        crate::git::fuzz_index(&bytes);
+    }
+}
