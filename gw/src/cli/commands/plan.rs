@@ -255,12 +255,11 @@ mod tests {
         assert_eq!(ok(&at("old.json")), Ok(()), "a regular file is replaced");
         std::os::unix::fs::symlink(at("old.json"), at("link")).unwrap();
         std::os::unix::fs::symlink("/dev/null", at("null")).unwrap();
-        rustix::fs::mkfifoat(
-            rustix::fs::CWD,
-            at("fifo"),
-            rustix::fs::Mode::from_raw_mode(0o600),
-        )
-        .unwrap();
+        // POSIX's `mkfifo` (rustix has no `mkfifoat` on Apple's systems).
+        crate::proc::Cmd::new("mkfifo", dir)
+            .arg(at("fifo"))
+            .check()
+            .unwrap();
         for refused in ["link", "null", "fifo", ""] {
             assert_eq!(
                 ok(&at(refused)),
