@@ -426,20 +426,20 @@ fn a_closed_terminal_stops_every_process_group() {
     // `nohup gw run`: the hangup is not gw's to act on; Ctrl-C still is.
     let pids = pid_file(&env, "api");
     std::fs::remove_file(&pids).unwrap();
-    let cmd = env.gw_cmd(&["run", "w", "-r", "api", "--format", "json"]);
-    let program = cmd.get_program().to_owned();
-    let args: Vec<_> = cmd.get_args().map(|a| a.to_owned()).collect();
-    let mut nohup = std::process::Command::new("nohup");
-    nohup.arg(program).args(args);
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => nohup.env(k, v),
-            None => nohup.env_remove(k),
-        };
-    }
-    if let Some(dir) = cmd.get_current_dir() {
-        nohup.current_dir(dir);
-    }
+    // The same command and environment as gw_cmd's, under nohup.
+    let gw = env.gw_cmd(&[]).get_program().to_owned();
+    let mut nohup = env.command(
+        Path::new("nohup"),
+        &[
+            s(Path::new(&gw)),
+            "run",
+            "w",
+            "-r",
+            "api",
+            "--format",
+            "json",
+        ],
+    );
     let mut child = nohup
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
