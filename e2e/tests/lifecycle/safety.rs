@@ -81,9 +81,12 @@ fn rename_racing_a_delete_on_a_shared_repository_keeps_both_intact() {
     let mut env = TestEnv::with_repos(&["api"]);
     env.create("a", "a", "api");
     env.create("b", "b", "api");
+    // The delete's branch deletion (`update-ref`, after its move, under the repository's
+    // lock): a delete into the trash moves the registration without git.
     let gate = env.fake_git(&[
         ("worktree prune", WAIT_FOR_RELEASE),
         ("worktree remove", WAIT_FOR_RELEASE),
+        ("update-ref", WAIT_FOR_RELEASE),
     ]);
     let delete = spawn(&env, &["delete", "b", "--format", "json"]);
     gate.wait_started(1);
@@ -391,7 +394,10 @@ fn a_registration_git_could_not_remove_is_finished_later() {
     let mut env = TestEnv::with_repos(&["api"]);
     env.create("ws", "ws", "api");
     let liar = env.fake_git(&[("worktree remove", "exit 0"), ("worktree prune", "exit 0")]);
-    let r = env.gw(&["delete", "ws", "--format", "json"]).success();
+    // Purged: a delete into the trash moves the registration there itself (no git).
+    let r = env
+        .gw(&["delete", "ws", "--purge", "--format", "json"])
+        .success();
     assert!(r.stderr.contains("doctor --fix"), "{r}");
     assert_eq!(journals(&env).len(), 1, "the journal is left");
     let run = env.gw(&["doctor", "--fix", "--format", "json"]);
@@ -510,7 +516,8 @@ fn ctrl_c_rolls_back_and_says_cancelled() {
 fn ctrl_c_past_the_commit_point_finishes_the_operation() {
     let mut env = TestEnv::with_repos(&["api", "web"]);
     env.create("ws", "ws", "api,web");
-    let gate = env.fake_git(&[("worktree remove", WAIT_FOR_RELEASE)]);
+    // The branch deletion, past the commit point.
+    let gate = env.fake_git(&[("update-ref", WAIT_FOR_RELEASE)]);
     let child = spawn(&env, &["delete", "ws", "--format", "json"]);
     gate.wait_started(1);
     kill("-INT", child.id(), true);

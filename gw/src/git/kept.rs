@@ -27,6 +27,20 @@ impl Repo {
         Ok(out)
     }
 
+    /// Whether the repository's own configuration file has a `[branch "<branch>"]`
+    /// section, settings or not: what `git branch -D` removes with the branch.
+    pub fn has_branch_section(&self, branch: &str) -> bool {
+        let cfg = self.repo.config_snapshot();
+        cfg.plumbing()
+            .sections_by_name("branch")
+            .is_some_and(|mut sections| {
+                sections.any(|s| {
+                    s.meta().source == gix::config::Source::Local
+                        && s.header().subsection_name().is_some_and(|n| n == branch)
+                })
+            })
+    }
+
     /// The settings of `branch` in the repository's own configuration file
     /// (`branch.<name>.<key>`, in the order written; a key set several times is listed as
     /// often), which `git branch -D` removes with the branch.

@@ -242,6 +242,49 @@ pub fn ref_create(source: &Path, full: &str, oid: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// One `git update-ref` transaction, all of it or nothing: each of `creates` (name, oid)
+/// made where no such reference is, each of `deletes` (name, oid) deleted while it still
+/// points at oid (with its reflog). Names are passed NUL-separated, never as lines.
+pub fn refs_transaction(
+    source: &Path,
+    creates: &[(&str, &str)],
+    deletes: &[(&str, &str)],
+) -> Result<(), Error> {
+    if let Some((name, _)) = creates
+        .iter()
+        .chain(deletes)
+        .find(|(n, o)| n.contains('\0') || o.contains('\0') || n.is_empty() || o.is_empty())
+    {
+        return Err(Error::read(
+            source,
+            format!("not a reference to update: {name:?}"),
+        ));
+    }
+    let mut input = Vec::new();
+    for (name, oid) in creates {
+        input.extend_from_slice(format!("create {name}\0{oid}\0").as_bytes());
+    }
+    for (name, oid) in deletes {
+        input.extend_from_slice(format!("delete {name}\0{oid}\0").as_bytes());
+    }
+    check(
+        Cmd::git(source)
+            .args(["update-ref", "--no-deref", "-z", "--stdin"])
+            .input(input),
+        source,
+    )?;
+    Ok(())
+}
+
+/// `git config --remove-section <section>` in the repository's own configuration.
+pub fn config_remove_section(source: &Path, section: &str) -> Result<(), Error> {
+    check(
+        Cmd::git(source).args(["config", "--local", "--remove-section", section]),
+        source,
+    )?;
+    Ok(())
+}
+
 /// Deletes the reference `full` if it still points at `oid` (git refuses otherwise).
 pub fn ref_delete(source: &Path, full: &str, oid: &str) -> Result<(), Error> {
     check(

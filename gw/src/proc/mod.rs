@@ -55,6 +55,9 @@ pub struct Cmd {
     /// `packed-refs.new`, …: 2 of 300 `git branch -D` given SIGTERM did), which block the
     /// repository until someone removes them; one that finishes leaves nothing.
     finish: bool,
+    /// What the child reads on its standard input (a few KiB at most: it is written whole
+    /// before the output is read); `None`: an empty one.
+    input: Option<Vec<u8>>,
 }
 
 /// How a process ended.
@@ -178,6 +181,7 @@ impl Cmd {
             timeout: None,
             split_cr: false,
             finish: false,
+            input: None,
         }
     }
 
@@ -185,6 +189,14 @@ impl Cmd {
     /// its own, as it arrives: git's `--progress` redraws its counters that way.
     pub fn progress_lines(&mut self) -> &mut Cmd {
         self.split_cr = true;
+        self
+    }
+
+    /// Gives the child `bytes` to read on its standard input. They are written whole when
+    /// it starts, so they must fit in a pipe's buffer (64 KiB on Linux; 16 KiB allowed).
+    pub fn input(&mut self, bytes: Vec<u8>) -> &mut Cmd {
+        debug_assert!(bytes.len() <= 16 * 1024, "input larger than a pipe holds");
+        self.input = Some(bytes);
         self
     }
 
@@ -286,10 +298,13 @@ impl Cmd {
     /// operation runs — its journal lock open (see [`inherit_lock`]).
     fn spawn(&self) -> Result<std::process::Child, Error> {
         let mut c = self.base();
-        c.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
+        c.stdin(match self.input {
+            Some(_) => Stdio::piped(),
+            None => Stdio::null(),
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
         let locks = inherited()
             .iter()
             .map(|(_, f)| f.try_clone())
@@ -297,7 +312,12 @@ impl Cmd {
             .map_err(|e| self.spawn_error(e))?;
         in_child(&mut c, &locks, !self.finish);
         // `locks` stay open in grove until the child has its own copies.
-        c.spawn().map_err(|e| self.spawn_error(e))
+        let mut child = c.spawn().map_err(|e| self.spawn_error(e))?;
+        if let (Some(bytes), Some(mut stdin)) = (&self.input, child.stdin.take()) {
+            // A child that exits without reading it all fails on its own; its status says.
+            let _ = io::Write::write_all(&mut stdin, bytes);
+        }
+        Ok(child)
     }
 
     fn spawn_error(&self, source: io::Error) -> Error {

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::remove::{Done, Target, branch, erase, moved, registration};
+use super::remove::{Done, Target, erase, moved};
 use crate::error::Result;
 use crate::fsx;
 use crate::git;
@@ -14,9 +14,9 @@ use crate::ops::Ctx;
 use crate::ops::tx::hold_repos;
 use crate::state::trash;
 
-/// [`branch`], keeping its tip first under the reference `keep` (`refs/grove/trash/…`),
-/// so its commits stay reachable while the workspace is in the trash; under the
-/// repository's lock, so nothing moves the branch between the two.
+/// Deletes the branch as [`branch`](super::remove::branch) does, keeping its tip under the
+/// reference `keep` (`refs/grove/trash/…`) in the same transaction, so its commits stay
+/// reachable while the workspace is in the trash.
 pub fn branch_kept(
     ctx: &Ctx<'_>,
     source: &Path,
@@ -24,23 +24,23 @@ pub fn branch_kept(
     tip: &str,
     keep: &str,
 ) -> Result<Done> {
-    let _hold = hold_repos(ctx, &[source])?;
-    let repo = git::Repo::open(source)?;
-    if repo.local_branch(name).is_some() {
-        match repo.reference(keep) {
-            None => git::ref_create(source, keep, tip)?,
-            Some(at) if at == tip => {}
-            Some(at) => return Err(moved(keep, tip, &at)),
-        }
-    }
-    branch(ctx, source, name, tip)
+    erase(
+        ctx,
+        &Target::Branch {
+            source: source.to_path_buf(),
+            branch: name.to_string(),
+            tip: tip.to_string(),
+            keep: Some(keep.to_string()),
+        },
+    )
 }
 
-/// [`registration`], copying the private git directory of the worktree (its index, HEAD,
-/// reflog, config) to `keep` in a trash entry first, so `gw restore` can register the
-/// worktree again as it was — and keeping reachable what only it held: its HEAD (the
-/// commits of a detached HEAD) and its index (staged content, as a tree), under the entry's
-/// references, so no `git gc` takes them while the workspace is in the trash.
+/// [`registration`], moving the private git directory of the worktree (its index, HEAD,
+/// reflog, config) to `keep` in a trash entry, so `gw restore` can register the worktree
+/// again as it was — and keeping reachable what only it held: its HEAD (the commits of a
+/// detached HEAD) and its index (staged content, as a tree), under the entry's references,
+/// so no `git gc` takes them while the workspace is in the trash. Done again (recovery),
+/// what is at `keep` is pinned whether or not the registration was still there.
 pub fn registration_kept(ctx: &Ctx<'_>, source: &Path, path: &Path, keep: &Path) -> Result<Done> {
     ctx.territory()
         .check(keep, "keep a worktree registration at")?;
@@ -48,23 +48,18 @@ pub fn registration_kept(ctx: &Ctx<'_>, source: &Path, path: &Path, keep: &Path)
         return Ok(Done::Absent);
     }
     let _hold = hold_repos(ctx, &[source])?;
-    let admin = git::Repo::open(source)?
-        .worktrees()?
-        .into_iter()
-        .find(|w| !w.is_main && w.path == path)
-        .map(|w| w.admin);
-    if let Some(admin) = admin
-        && !fsx::exists(keep)
-    {
-        if let Some(parent) = keep.parent() {
-            fsx::create_dir_all(parent)?;
-        }
-        fsx::copy_tree(&admin, keep)?;
-    }
+    let done = erase(
+        ctx,
+        &Target::Registration {
+            source: source.to_path_buf(),
+            path: path.to_path_buf(),
+            keep: Some(keep.to_path_buf()),
+        },
+    )?;
     if fsx::exists(keep) {
         pin(source, keep)?;
     }
-    registration(ctx, source, path)
+    Ok(done)
 }
 
 /// Makes the references that keep what only a kept registration held reachable: its HEAD
@@ -87,10 +82,11 @@ fn pin(source: &Path, keep: &Path) -> Result<()> {
     let repo = git::Repo::open(source)?;
     // The workspace's branch for this repository, as the entry's record says.
     let entry = keep.parent().and_then(Path::parent).unwrap_or(keep);
-    let branch = trash::Record::read(&trash::Layout::of(entry).record())
+    let kept = trash::Record::read(&trash::Layout::of(entry).record())
         .ok()
         .flatten()
-        .and_then(|r| r.repos.get(i).map(|k| format!("refs/heads/{}", k.branch)));
+        .and_then(|r| r.repos.get(i).cloned());
+    let branch = kept.as_ref().map(|k| format!("refs/heads/{}", k.branch));
     let (head, head_ref) = match fsx::read_optional(&keep.join("HEAD"))? {
         Some(h) => match h.trim().strip_prefix("ref:").map(str::trim) {
             Some(name) if Some(name) == branch.as_deref() => {
@@ -128,7 +124,18 @@ fn pin(source: &Path, keep: &Path) -> Result<()> {
                 Some(oid),
             ))
         });
-    let pins = [(head_ref, head), (trash::pin_ref(&id, "index", i), index)]
+    // A HEAD on the branch the removal deletes, still at the tip it deletes, is kept by
+    // that deletion (`branch_kept`, one transaction); until then the branch holds it.
+    let kept_by_deletion = kept.as_ref().is_some_and(|k| {
+        k.fate == trash::BranchFate::Deleted
+            && head_ref == trash::kept_ref(&id, i)
+            && k.tip.is_some()
+            && head == k.tip
+    });
+    let head_pin = (!kept_by_deletion).then_some((head_ref, head));
+    let pins = head_pin
+        .into_iter()
+        .chain([(trash::pin_ref(&id, "index", i), index)])
         .into_iter()
         .chain(merging);
     for (name, oid) in pins {

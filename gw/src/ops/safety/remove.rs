@@ -23,15 +23,22 @@ use crate::state::journal::BranchSource;
 /// Something grove removes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    /// The branch `branch` of `source`, which must still be at `tip`.
+    /// The branch `branch` of `source`, which must still be at `tip`. With `keep`, a
+    /// reference of that name is left at `tip` (made in the same transaction).
     Branch {
         source: PathBuf,
         branch: String,
         tip: String,
+        keep: Option<String>,
     },
     /// `source`'s registration of the worktree git recorded at `path`, whose directory is
-    /// gone (moved into the trash, or missing).
-    Registration { source: PathBuf, path: PathBuf },
+    /// gone (moved into the trash, or missing). With `keep`, its private git directory is
+    /// moved there (copied when that is another file system) rather than erased.
+    Registration {
+        source: PathBuf,
+        path: PathBuf,
+        keep: Option<PathBuf>,
+    },
     /// A worktree of `source` at `path`: its directory and its registration.
     Worktree { source: PathBuf, path: PathBuf },
     /// A tree of files: what kind says which, and the rule that let it go.
@@ -94,22 +101,21 @@ pub(super) fn erase(ctx: &Ctx<'_>, target: &Target) -> Result<Done> {
             source,
             branch,
             tip,
+            keep,
         } => {
             let _lock = repo_lock(ctx, source)?;
-            match git::Repo::open(source)?.local_branch(branch) {
-                None => return Ok(Done::Absent),
-                Some(at) if at != *tip => return Err(moved(branch, tip, &at)),
-                Some(_) => {}
-            }
-            git::branch_delete(source, branch, true)?;
+            return delete_branch(source, branch, tip, keep.as_deref());
         }
-        Target::Registration { source, path } => {
+        Target::Registration { source, path, keep } => {
             territory.check(path, "remove the worktree registration of")?;
+            if let Some(keep) = keep {
+                territory.check(keep, "keep a worktree registration at")?;
+            }
             if !source.is_dir() {
                 return Ok(Done::Absent);
             }
             let _lock = repo_lock(ctx, source)?;
-            return remove_registration(source, path);
+            return remove_registration(source, path, keep.as_deref());
         }
         Target::Worktree { source, path } => {
             territory.check(path, "remove the worktree")?;
@@ -217,6 +223,7 @@ pub fn restore(ctx: &Ctx<'_>, target: &Target) -> Result<Undo> {
             source,
             branch,
             tip,
+            ..
         } => match git::Repo::open(source)?.local_branch(branch) {
             None => {
                 let _lock = repo_lock(ctx, source)?;
@@ -245,8 +252,51 @@ pub fn branch(ctx: &Ctx<'_>, source: &Path, branch: &str, tip: &str) -> Result<D
             source: source.to_path_buf(),
             branch: branch.to_string(),
             tip: tip.to_string(),
+            keep: None,
         },
     )
+}
+
+/// Under the repository's lock: what `git branch -D` does — refused while a worktree has
+/// the branch checked out, its `[branch "<name>"]` section removed, then the branch and
+/// its reflog — but only while it is at `tip`, and in one transaction with the reference
+/// `keep` that keeps the tip (left as it is when it already points there). One git
+/// process, where `branch -D` and an `update-ref` took two.
+fn delete_branch(source: &Path, branch: &str, tip: &str, keep: Option<&str>) -> Result<Done> {
+    let repo = git::Repo::open(source)?;
+    match repo.local_branch(branch) {
+        None => return Ok(Done::Absent),
+        Some(at) if at != tip => return Err(moved(branch, tip, &at)),
+        Some(_) => {}
+    }
+    let create = match keep.map(|k| (k, repo.reference(k))) {
+        Some((k, None)) => Some(k),
+        Some((k, Some(at))) if at != tip => return Err(moved(k, tip, &at)),
+        _ => None,
+    };
+    if let Some(wt) = repo
+        .worktrees()?
+        .into_iter()
+        .find(|w| w.branch.as_deref() == Some(branch))
+    {
+        return Err(Error::new(
+            Code::StateChanged,
+            format!(
+                "branch {branch} is checked out at `{}`, so it was not deleted",
+                wt.path.display()
+            ),
+        )
+        .with_fix("Switch that worktree to another branch, then run `gw doctor --fix`"));
+    }
+    // The settings first: a branch left without them is still deleted by a retry, while
+    // settings left behind would be inherited by the next branch of that name.
+    if repo.has_branch_section(branch) {
+        git::config_remove_section(source, &format!("branch.{branch}"))?;
+    }
+    let full = format!("refs/heads/{branch}");
+    let creates: Vec<(&str, &str)> = create.map(|k| (k, tip)).into_iter().collect();
+    git::refs_transaction(source, &creates, &[(&full, tip)])?;
+    Ok(Done::Removed)
 }
 
 /// Removes `source`'s registration of the worktree git recorded at `path`, whose
@@ -258,6 +308,7 @@ pub fn registration(ctx: &Ctx<'_>, source: &Path, path: &Path) -> Result<Done> {
         &Target::Registration {
             source: source.to_path_buf(),
             path: path.to_path_buf(),
+            keep: None,
         },
     )
 }
@@ -300,16 +351,22 @@ pub fn stale_registration(ctx: &Ctx<'_>, source: &Path, path: &Path) -> Result<D
 /// Under the repository's lock: done when there is no such registration; refused when
 /// the directory exists again; checked afterwards, so a registration git could not remove
 /// (a read-only repository) is a failure, left for recovery to retry.
-fn remove_registration(source: &Path, path: &Path) -> Result<Done> {
-    let registered = || -> Result<bool> {
+///
+/// With `keep` (a trash entry's place for it, not there yet), the private git directory is
+/// renamed there: that one rename is the registration's removal, as `git worktree remove`
+/// of a directory that is gone deletes nothing else. Across file systems it is copied
+/// there (made whole under a temporary name, then renamed) and git removes it.
+fn remove_registration(source: &Path, path: &Path, keep: Option<&Path>) -> Result<Done> {
+    let admin = || -> Result<Option<PathBuf>> {
         Ok(git::Repo::open(source)?
             .worktrees()?
-            .iter()
-            .any(|w| !w.is_main && w.path == path))
+            .into_iter()
+            .find(|w| !w.is_main && w.path == path)
+            .map(|w| w.admin))
     };
-    if !registered()? {
+    let Some(dir) = admin()? else {
         return Ok(Done::Absent);
-    }
+    };
     if fsx::exists(path) {
         return Err(Error::new(
             Code::StateChanged,
@@ -323,8 +380,18 @@ fn remove_registration(source: &Path, path: &Path) -> Result<Done> {
             "Look at what is there; grove removes registrations only of directories it moved away",
         ));
     }
+    if let Some(keep) = keep.filter(|k| !fsx::exists(k)) {
+        if let Some(parent) = keep.parent() {
+            fsx::create_dir_all(parent)?;
+        }
+        match fsx::rename(&dir, keep) {
+            Ok(()) => return Ok(Done::Removed),
+            Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => fsx::copy_tree(&dir, keep)?,
+            Err(e) => return Err(e.into()),
+        }
+    }
     git::worktree_remove(source, path, true)?;
-    if registered()? {
+    if admin()?.is_some() {
         return Err(Error::new(
             Code::PermissionDenied,
             format!(
@@ -486,6 +553,7 @@ pub fn added_worktree(
             source: source.to_path_buf(),
             branch: branch.to_string(),
             tip,
+            keep: None,
         },
     )?;
     Ok(Undo::Undone)

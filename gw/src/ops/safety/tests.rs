@@ -547,10 +547,130 @@ fn branch_fates() {
         source: api.clone(),
         branch: "topic".into(),
         tip: tip.clone(),
+        keep: None,
     };
     assert_eq!(
         remove::restore(&ctx, &target).unwrap(),
         crate::ops::tx::Undo::Undone
     );
     assert_eq!(repo.local_branch("topic").as_deref(), Some(tip.as_str()));
+}
+
+/// A branch deleted for the trash goes as `git branch -D` takes it — its settings section
+/// and its reflog with it — in one transaction with the reference that keeps its tip, and
+/// not while a worktree has it checked out; a name that could smuggle a second command
+/// into the transaction is refused.
+#[test]
+fn a_kept_branch_goes_with_its_settings_and_reflog_and_leaves_its_tip_kept() {
+    let world = World::new(&["api"]);
+    let ctx = world.ctx();
+    let api = world.repos.join("api");
+    git(&api, &["branch", "topic"]);
+    git(&api, &["config", "branch.topic.remote", "origin"]);
+    git(&api, &["config", "branch.topic.merge", "refs/heads/topic"]);
+    let repo = crate::git::Repo::open(&api).unwrap();
+    let tip = repo.local_branch("topic").unwrap();
+    let keep = "refs/grove/trash/1/0";
+    assert!(api.join(".git/logs/refs/heads/topic").exists());
+
+    // Checked out in a worktree: refused, and nothing changes.
+    let wt = world.repos.with_file_name("wt-topic");
+    git(
+        &api,
+        &["worktree", "add", "-q", wt.to_str().unwrap(), "topic"],
+    );
+    let refused = keep::branch_kept(&ctx, &api, "topic", &tip, keep).unwrap_err();
+    assert_eq!(refused.code, Code::StateChanged, "{}", refused.message);
+    let repo = crate::git::Repo::open(&api).unwrap();
+    assert_eq!(repo.local_branch("topic").as_deref(), Some(tip.as_str()));
+    assert_eq!(repo.reference(keep), None);
+    assert!(repo.has_branch_section("topic"));
+    git(
+        &api,
+        &["worktree", "remove", "--force", wt.to_str().unwrap()],
+    );
+
+    // A name with a NUL in it is not written into the transaction.
+    let smuggled = format!("topic\0delete refs/heads/main\0{tip}");
+    assert!(keep::branch_kept(&ctx, &api, "topic", &tip, &smuggled).is_err());
+    let repo = crate::git::Repo::open(&api).unwrap();
+    assert!(repo.local_branch("main").is_some());
+    assert!(repo.local_branch("topic").is_some());
+
+    assert_eq!(
+        keep::branch_kept(&ctx, &api, "topic", &tip, keep).unwrap(),
+        remove::Done::Removed
+    );
+    let repo = crate::git::Repo::open(&api).unwrap();
+    assert_eq!(repo.local_branch("topic"), None);
+    assert_eq!(repo.reference(keep).as_deref(), Some(tip.as_str()));
+    assert!(!repo.has_branch_section("topic"));
+    assert!(!api.join(".git/logs/refs/heads/topic").exists());
+    // Done again (recovery): nothing left to do.
+    assert_eq!(
+        keep::branch_kept(&ctx, &api, "topic", &tip, keep).unwrap(),
+        remove::Done::Absent
+    );
+}
+
+/// A kept registration goes into the trash entry whole — renamed there, or, when the
+/// repository is on another file system (here `/dev/shm`), copied there and removed by
+/// git — and git no longer lists the worktree; done again (recovery), nothing changes.
+#[test]
+fn a_registration_is_moved_into_the_trash_or_copied_across_file_systems() {
+    let world = World::new(&["api"]);
+    let ctx = world.ctx();
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v != "true"),
+            "CI needs /dev/shm for the copy across file systems"
+        );
+        eprintln!("skipped the copy across file systems: no /dev/shm");
+    }
+    let elsewhere = shm.is_dir().then(|| tempfile::tempdir_in(shm).unwrap());
+    let mut sources = vec![world.repos.join("api")];
+    if let Some(dir) = &elsewhere {
+        let repo = dir.path().canonicalize().unwrap().join("far");
+        crate::fsx::create_dir_all(&repo).unwrap();
+        git(&repo, &["init", "-q", "-b", "main"]);
+        git(&repo, &["commit", "-q", "--allow-empty", "-m", "initial"]);
+        sources.push(repo);
+    }
+    let wsdir = ctx.territory().trash_dirs()[0]
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    for (k, source) in sources.iter().enumerate() {
+        let path = wsdir.join(format!("w{k}/repo"));
+        git(
+            source,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                &format!("w{k}"),
+                path.to_str().unwrap(),
+            ],
+        );
+        std::fs::remove_dir_all(&path).unwrap();
+        let keep = ctx.territory().trash_dirs()[0].join(format!("w{k}-12345/git/0"));
+        assert_eq!(
+            keep::registration_kept(&ctx, source, &path, &keep).unwrap(),
+            remove::Done::Removed
+        );
+        assert!(keep.join("HEAD").is_file() && keep.join("gitdir").is_file());
+        let repo = crate::git::Repo::open(source).unwrap();
+        assert!(
+            repo.worktrees().unwrap().iter().all(|w| w.path != path),
+            "still registered in {}",
+            source.display()
+        );
+        assert_eq!(
+            keep::registration_kept(&ctx, source, &path, &keep).unwrap(),
+            remove::Done::Absent
+        );
+        assert!(keep.join("HEAD").is_file());
+    }
 }

@@ -359,6 +359,7 @@ fn undo_inner(ctx: &Ctx<'_>, action: &Action) -> Result<Undo> {
                 source: source.clone(),
                 branch: branch.clone(),
                 tip: tip.clone(),
+                keep: None,
             },
         )
         .map_err(|e| e.context(repo))?,
