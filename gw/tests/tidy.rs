@@ -131,6 +131,8 @@ const RULES: &[Rule] = &[
         forbidden: &[
             "branch_delete(",
             "ref_delete(",
+            "refs_transaction(",
+            "config_remove_section(",
             "worktree_remove(",
             "remove_dir_all(",
             "discard_changes(",
@@ -546,6 +548,11 @@ fn the_checker_finds_planted_violations() {
         (
             "gw/src/ops/doctor/fix.rs",
             "git::worktree_remove(source, path, true)",
+            "removal",
+        ),
+        (
+            "gw/src/ops/prune/x.rs",
+            "git::refs_transaction(source, &[], &[(&full, tip)])?;",
             "removal",
         ),
         (

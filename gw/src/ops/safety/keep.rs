@@ -136,7 +136,6 @@ fn pin(source: &Path, keep: &Path) -> Result<()> {
     let pins = head_pin
         .into_iter()
         .chain([(trash::pin_ref(&id, "index", i), index)])
-        .into_iter()
         .chain(merging);
     for (name, oid) in pins {
         let Some(oid) = oid else { continue };

@@ -10,7 +10,7 @@
 //!   `gw prune branches` would delete;
 //! - [`territory`]: where grove may act at all;
 //! - [`remove`]: the removal actions, each through one function that knows what it
-//!   removes, with their undo;
+//!   removes, with their undo ([`in_git`]: how a branch and a registration go);
 //! - [`keep`]: what a retained removal keeps for the trash (a branch's tip, a worktree's
 //!   registration) and the removal of that again.
 //!
@@ -21,6 +21,7 @@
 //! else.
 
 pub mod fate;
+mod in_git;
 pub mod keep;
 mod nested;
 pub mod remove;

@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::in_git;
 use super::verdict::Remover;
 use super::work;
 use crate::error::{Code, Error, Result};
@@ -104,7 +105,7 @@ pub(super) fn erase(ctx: &Ctx<'_>, target: &Target) -> Result<Done> {
             keep,
         } => {
             let _lock = repo_lock(ctx, source)?;
-            return delete_branch(source, branch, tip, keep.as_deref());
+            return in_git::branch(source, branch, tip, keep.as_deref());
         }
         Target::Registration { source, path, keep } => {
             territory.check(path, "remove the worktree registration of")?;
@@ -115,7 +116,7 @@ pub(super) fn erase(ctx: &Ctx<'_>, target: &Target) -> Result<Done> {
                 return Ok(Done::Absent);
             }
             let _lock = repo_lock(ctx, source)?;
-            return remove_registration(source, path, keep.as_deref());
+            return in_git::registration(source, path, keep.as_deref());
         }
         Target::Worktree { source, path } => {
             territory.check(path, "remove the worktree")?;
@@ -257,48 +258,6 @@ pub fn branch(ctx: &Ctx<'_>, source: &Path, branch: &str, tip: &str) -> Result<D
     )
 }
 
-/// Under the repository's lock: what `git branch -D` does — refused while a worktree has
-/// the branch checked out, its `[branch "<name>"]` section removed, then the branch and
-/// its reflog — but only while it is at `tip`, and in one transaction with the reference
-/// `keep` that keeps the tip (left as it is when it already points there). One git
-/// process, where `branch -D` and an `update-ref` took two.
-fn delete_branch(source: &Path, branch: &str, tip: &str, keep: Option<&str>) -> Result<Done> {
-    let repo = git::Repo::open(source)?;
-    match repo.local_branch(branch) {
-        None => return Ok(Done::Absent),
-        Some(at) if at != tip => return Err(moved(branch, tip, &at)),
-        Some(_) => {}
-    }
-    let create = match keep.map(|k| (k, repo.reference(k))) {
-        Some((k, None)) => Some(k),
-        Some((k, Some(at))) if at != tip => return Err(moved(k, tip, &at)),
-        _ => None,
-    };
-    if let Some(wt) = repo
-        .worktrees()?
-        .into_iter()
-        .find(|w| w.branch.as_deref() == Some(branch))
-    {
-        return Err(Error::new(
-            Code::StateChanged,
-            format!(
-                "branch {branch} is checked out at `{}`, so it was not deleted",
-                wt.path.display()
-            ),
-        )
-        .with_fix("Switch that worktree to another branch, then run `gw doctor --fix`"));
-    }
-    // The settings first: a branch left without them is still deleted by a retry, while
-    // settings left behind would be inherited by the next branch of that name.
-    if repo.has_branch_section(branch) {
-        git::config_remove_section(source, &format!("branch.{branch}"))?;
-    }
-    let full = format!("refs/heads/{branch}");
-    let creates: Vec<(&str, &str)> = create.map(|k| (k, tip)).into_iter().collect();
-    git::refs_transaction(source, &creates, &[(&full, tip)])?;
-    Ok(Done::Removed)
-}
-
 /// Removes `source`'s registration of the worktree git recorded at `path`, whose
 /// directory is gone (moved into the trash by the operation that judged it) — that one
 /// only, never the registrations of other worktrees (which another process may be moving).
@@ -346,66 +305,6 @@ pub fn stale_registration(ctx: &Ctx<'_>, source: &Path, path: &Path) -> Result<D
         ));
     }
     registration(ctx, source, path)
-}
-
-/// Under the repository's lock: done when there is no such registration; refused when
-/// the directory exists again; checked afterwards, so a registration git could not remove
-/// (a read-only repository) is a failure, left for recovery to retry.
-///
-/// With `keep` (a trash entry's place for it, not there yet), the private git directory is
-/// renamed there: that one rename is the registration's removal, as `git worktree remove`
-/// of a directory that is gone deletes nothing else. Across file systems it is copied
-/// there (made whole under a temporary name, then renamed) and git removes it.
-fn remove_registration(source: &Path, path: &Path, keep: Option<&Path>) -> Result<Done> {
-    let admin = || -> Result<Option<PathBuf>> {
-        Ok(git::Repo::open(source)?
-            .worktrees()?
-            .into_iter()
-            .find(|w| !w.is_main && w.path == path)
-            .map(|w| w.admin))
-    };
-    let Some(dir) = admin()? else {
-        return Ok(Done::Absent);
-    };
-    if fsx::exists(path) {
-        return Err(Error::new(
-            Code::StateChanged,
-            format!(
-                "`{}` exists again, so its worktree registration was left in `{}`",
-                path.display(),
-                source.display()
-            ),
-        )
-        .with_fix(
-            "Look at what is there; grove removes registrations only of directories it moved away",
-        ));
-    }
-    if let Some(keep) = keep.filter(|k| !fsx::exists(k)) {
-        if let Some(parent) = keep.parent() {
-            fsx::create_dir_all(parent)?;
-        }
-        match fsx::rename(&dir, keep) {
-            Ok(()) => return Ok(Done::Removed),
-            Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => fsx::copy_tree(&dir, keep)?,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    git::worktree_remove(source, path, true)?;
-    if admin()?.is_some() {
-        return Err(Error::new(
-            Code::PermissionDenied,
-            format!(
-                "`git worktree remove` left the registration of `{}` in `{}`",
-                path.display(),
-                source.display()
-            ),
-        )
-        .with_fix(format!(
-            "Check that git may write `{}`, then run `gw doctor --fix`",
-            source.join(".git/worktrees").display()
-        )));
-    }
-    Ok(Done::Removed)
 }
 
 /// `gw doctor --fix` of a worktree no workspace records: removed only when, judged again

@@ -622,10 +622,10 @@ fn a_registration_is_moved_into_the_trash_or_copied_across_file_systems() {
     let ctx = world.ctx();
     let shm = Path::new("/dev/shm");
     if !shm.is_dir() {
-        assert!(
-            std::env::var_os("CI").is_none_or(|v| v != "true"),
-            "CI needs /dev/shm for the copy across file systems"
-        );
+        // The test harness's environment, not one grove reads.
+        #[allow(clippy::disallowed_methods)]
+        let ci = std::env::var_os("CI").is_some_and(|v| v == "true");
+        assert!(!ci, "CI needs /dev/shm for the copy across file systems");
         eprintln!("skipped the copy across file systems: no /dev/shm");
     }
     let elsewhere = shm.is_dir().then(|| tempfile::tempdir_in(shm).unwrap());
