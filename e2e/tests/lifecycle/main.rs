@@ -33,6 +33,7 @@ mod migrate_hostile;
 mod migrate_kill;
 mod plan;
 mod plan_is_execution;
+mod plan_replace;
 mod plugins;
 mod ports;
 mod prune;
