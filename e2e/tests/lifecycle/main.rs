@@ -12,6 +12,7 @@ mod create;
 mod credentials;
 mod delete;
 mod doctor;
+mod dry_run_edits;
 mod durability;
 mod errors;
 mod escapes;
