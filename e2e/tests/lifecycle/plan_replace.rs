@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 
 use e2e::{TestEnv, s};
 
+/// `gw create` replacing the workspace it is run in with `new` (web).
+pub const REPLACE: &[&str] = &["create", "new", "-b", "new", "-r", "web", "--replace"];
+
 /// A workspace `old` (api), and the plan, made from inside it, that replaces it with `new`
 /// (web): `--force` or not.
 fn planned(force: bool) -> (TestEnv, PathBuf, PathBuf) {
@@ -13,18 +16,8 @@ fn planned(force: bool) -> (TestEnv, PathBuf, PathBuf) {
     env.create("old", "old", "api");
     let inside = env.ws("old").join("api");
     let saved = env.root.join("tmp/replace.json");
-    let mut args = vec![
-        "create",
-        "new",
-        "-b",
-        "new",
-        "-r",
-        "web",
-        "--replace",
-        "--dry-run",
-        "--out",
-        s(&saved),
-    ];
+    let mut args = REPLACE.to_vec();
+    args.extend(["--dry-run", "--out", s(&saved)]);
     if force {
         args.push("--force");
     }

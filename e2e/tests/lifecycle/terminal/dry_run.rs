@@ -100,7 +100,7 @@ fn replace_dry_run_is_the_plan_and_changes_nothing() {
     let inside = env.ws("old").join("api");
     let before = env.snapshot();
     for force in [false, true] {
-        let mut args = vec!["create", "new", "-b", "new", "-r", "web", "--replace"];
+        let mut args = crate::plan_replace::REPLACE.to_vec();
         if force {
             args.push("--force");
         }
@@ -141,22 +141,9 @@ fn replace_dry_run_is_the_plan_and_changes_nothing() {
     }
     // `--out F` saves it, and still changes nothing else.
     let saved = env.root.join("tmp/replace.json");
-    env.gw_in(
-        &inside,
-        &[
-            "create",
-            "new",
-            "-b",
-            "new",
-            "-r",
-            "web",
-            "--replace",
-            "--dry-run",
-            "--out",
-            s(&saved),
-        ],
-    )
-    .success();
+    let mut args = crate::plan_replace::REPLACE.to_vec();
+    args.extend(["--dry-run", "--out", s(&saved)]);
+    env.gw_in(&inside, &args).success();
     assert!(saved.is_file());
     env.assert_unchanged(&before);
 }
