@@ -61,7 +61,7 @@ impl World {
         let gw_env = Env::for_home(&env.home, &env.root);
         let w = World { env, gw_env };
         w.with_ctx(None, |ctx| {
-            ops::init::init(ctx, std::slice::from_ref(&w.env.repos)).map(|_| ())
+            ops::init::init(ctx, std::slice::from_ref(&w.env.repos), false).map(|_| ())
         })
         .unwrap();
         w.with_ctx(None, |ctx| {
@@ -203,6 +203,7 @@ fn opts(name: &str, repos: &[&str]) -> CreateOptions {
         source: SourceFields::default(),
         replace: false,
         force: false,
+        replacing: None,
         copy: None,
         expect: None,
     }

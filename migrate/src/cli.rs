@@ -109,6 +109,12 @@ enum Command {
     Restore {
         /// The backup id (a directory name under <grove dir>/migrate-backups)
         id: Option<String>,
+        /// Change nothing: show what would be put back and what left alone
+        #[arg(long)]
+        dry_run: bool,
+        /// (Not for restore: its dry run is shown, not saved as a plan)
+        #[arg(long, value_name = "FILE", hide = true)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -142,7 +148,8 @@ fn execute(env: &Env, cli: Cli) -> Result<Box<dyn Render>> {
         base_argv.push("--grove-dir".to_string());
         base_argv.push(env.resolve_path(dir).to_string_lossy().into_owned());
     }
-    let changes = cli.scan.apply || cli.command.is_some();
+    let changes =
+        cli.scan.apply || matches!(cli.command, Some(Command::Restore { dry_run: false, .. }));
     // SIGINT and SIGTERM finish the file at hand, complete the manifest and stop.
     let cancel = if changes {
         Cancel::on_signals()
@@ -150,14 +157,20 @@ fn execute(env: &Env, cli: Cli) -> Result<Box<dyn Render>> {
     } else {
         Cancel::never()
     };
-    if let Some(Command::Restore { id }) = cli.command {
+    if let Some(Command::Restore { id, dry_run, out }) = cli.command {
         if let Some(flag) = cli.scan.given() {
             return Err(
                 Error::usage(format!("`{flag}` does not go with `restore`"))
-                    .with_fix("Run `gw-migrate restore [ID]` alone; to scan a directory named `restore`, write it as `./restore`"),
+                    .with_fix("Run `gw-migrate restore [ID]` alone (`gw-migrate restore [ID] --dry-run` to see what it would do); to scan a directory named `restore`, write it as `./restore`"),
             );
         }
-        let report = cleanup::restore(&home, env, id.as_deref(), &cancel)?;
+        if out.is_some() {
+            return Err(Error::usage(
+                "`gw-migrate restore` makes no plan for --out to save: `gw plan` and `gw apply` cover grove's workspace commands",
+            )
+            .with_fix("Drop --out: `gw-migrate restore [ID] --dry-run` shows what would change, and the same command without --dry-run makes the change"));
+        }
+        let report = cleanup::restore(&home, env, id.as_deref(), &cancel, dry_run)?;
         return Ok(Box::new(RestoreView { report, base_argv }));
     }
 
@@ -221,16 +234,22 @@ mod tests {
     #[test]
     fn restore_and_roots_parse() {
         let c = Cli::try_parse_from(["gw-migrate", "restore", "20260101T000000Z"]).unwrap();
-        assert!(matches!(c.command, Some(Command::Restore { id: Some(_) })));
+        assert!(matches!(
+            c.command,
+            Some(Command::Restore { id: Some(_), .. })
+        ));
         let c = Cli::try_parse_from(["gw-migrate", "--apply", "/a", "/b"]).unwrap();
         assert!(c.scan.apply && c.command.is_none());
         assert_eq!(c.scan.roots.len(), 2);
         // `restore` is the subcommand after the global options too; a scan flag with it is
         // refused when it runs, and `./restore` is a directory.
         let c = Cli::try_parse_from(["gw-migrate", "--grove-dir", "/g", "restore"]).unwrap();
-        assert!(matches!(c.command, Some(Command::Restore { id: None })));
+        assert!(matches!(c.command, Some(Command::Restore { id: None, .. })));
         let c = Cli::try_parse_from(["gw-migrate", "--format", "json", "restore", "X"]).unwrap();
-        assert!(matches!(c.command, Some(Command::Restore { id: Some(_) })));
+        assert!(matches!(
+            c.command,
+            Some(Command::Restore { id: Some(_), .. })
+        ));
         let c = Cli::try_parse_from(["gw-migrate", "--apply", "restore"]).unwrap();
         assert_eq!(c.scan.given().as_deref(), Some("--apply"));
         let c = Cli::try_parse_from(["gw-migrate", "--apply", "./restore"]).unwrap();

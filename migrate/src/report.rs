@@ -331,6 +331,14 @@ impl Render for RestoreView {
             }
             p.line(Shown::text(&line))?;
         }
+        if self.report.dry_run {
+            let text = format!(
+                "would restore backup {} ({}); dry run: nothing was written, run it again without --dry-run to restore",
+                self.report.id,
+                self.report.backup.display()
+            );
+            return p.message(Role::Hint, Shown::text(text));
+        }
         if self.report.failure.is_none() {
             p.message(
                 Role::Success,

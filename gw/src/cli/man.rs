@@ -37,12 +37,21 @@ pub fn page(path: &[String]) -> Result<(String, Vec<u8>), Error> {
             })
             .cloned();
         let Some(sub) = found else {
-            return Err(
-                Error::usage(format!("`{name}` has no command `{word}`")).with_fix(format!(
-                    "Run `{} --help` to see its commands",
-                    name.replace('-', " ")
-                )),
-            );
+            let known: Vec<String> = cmd
+                .get_subcommands()
+                .filter(|c| !c.is_hide_set())
+                .map(|c| c.get_name().to_string())
+                .collect();
+            let suggestions = crate::ops::names::nearest(word, &known);
+            return Err(Error::usage(format!("`{name}` has no command `{word}`"))
+                .with_fix(crate::ops::names::did_you_mean(
+                    &suggestions,
+                    &format!(
+                        "Run `{} --help` to see its commands",
+                        name.replace('-', " ")
+                    ),
+                ))
+                .with_details(serde_json::json!({ "command": word, "suggestions": suggestions })));
         };
         name = format!("{name}-{}", sub.get_name());
         cmd = sub;

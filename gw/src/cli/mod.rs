@@ -11,6 +11,7 @@ pub(crate) mod commands;
 pub mod complete;
 mod help;
 pub mod man;
+mod parse_error;
 mod relocate;
 
 use std::ffi::OsString;
@@ -101,11 +102,11 @@ pub fn run(args: Vec<OsString>, env: Env) -> u8 {
     let width = p.help_width();
     let matches = match parse(&args, color, width) {
         Ok(m) => m,
-        Err(e) => return clap_error(&mut p, e),
+        Err(e) => return clap_error(&mut p, e, &args),
     };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
-        Err(e) => return clap_error(&mut p, e),
+        Err(e) => return clap_error(&mut p, e, &args),
     };
     crate::proc::set_defaults(crate::proc::Defaults {
         ssh_command: env.ssh_command.clone(),
@@ -377,8 +378,13 @@ fn parse(
     })
 }
 
-fn clap_error(p: &mut Printer, e: clap::Error) -> u8 {
-    emit_clap_error(p, &e, "gw")
+/// A clap error, said of the command it is about (`gw list --help`), with a did-you-mean
+/// for a misspelt command word.
+fn clap_error(p: &mut Printer, e: clap::Error, args: &[OsString]) -> u8 {
+    if let Some(err) = parse_error::unknown_command(&e, args) {
+        return output::emit_error(p, &err);
+    }
+    emit_clap_error(p, &e, &parse_error::program(args))
 }
 
 /// Shows a clap error (or its help/version output) through the output layer, which knows

@@ -18,6 +18,9 @@ pub struct DirReport {
     /// Repositories found in `dir` (for `add-dir`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repos_found: Option<usize>,
+    /// `--dry-run`: validated, nothing written; the report says what would change.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -47,7 +50,8 @@ pub fn check_dirs(ctx: &Ctx<'_>, dirs: &[PathBuf]) -> Result<Vec<PathBuf>> {
         .collect()
 }
 
-pub fn add_dir(ctx: &Ctx<'_>, dir: &Path) -> Result<DirReport> {
+/// `gw add-dir`; `dry_run`: validated the same, nothing written.
+pub fn add_dir(ctx: &Ctx<'_>, dir: &Path, dry_run: bool) -> Result<DirReport> {
     let mut config = ctx.config()?;
     let dir = check_dirs(ctx, &[dir.to_path_buf()])?.remove(0);
     let outcome = if config.repo_dirs.contains(&dir) {
@@ -56,7 +60,9 @@ pub fn add_dir(ctx: &Ctx<'_>, dir: &Path) -> Result<DirReport> {
         let mut all = config.repo_dirs.clone();
         all.push(dir.clone());
         config.set_repo_dirs(all);
-        config.save()?;
+        if !dry_run {
+            config.save()?;
+        }
         DirOutcome::Added
     };
     let found = discover::discover(&ctx.home, std::slice::from_ref(&dir), &config.workspace_dir);
@@ -65,10 +71,12 @@ pub fn add_dir(ctx: &Ctx<'_>, dir: &Path) -> Result<DirReport> {
         outcome,
         repo_dirs: config.repo_dirs.clone(),
         repos_found: Some(found.repos.len()),
+        dry_run,
     })
 }
 
-pub fn remove_dir(ctx: &Ctx<'_>, dir: &Path) -> Result<DirReport> {
+/// `gw remove-dir`; `dry_run`: validated the same, nothing written.
+pub fn remove_dir(ctx: &Ctx<'_>, dir: &Path, dry_run: bool) -> Result<DirReport> {
     let mut config = ctx.config()?;
     let abs = ctx.env.resolve_path(dir);
     let before = config.repo_dirs.clone();
@@ -87,12 +95,15 @@ pub fn remove_dir(ctx: &Ctx<'_>, dir: &Path) -> Result<DirReport> {
         );
     }
     config.set_repo_dirs(before.into_iter().filter(|d| *d != abs).collect());
-    config.save()?;
+    if !dry_run {
+        config.save()?;
+    }
     Ok(DirReport {
         dir: abs,
         outcome: DirOutcome::Removed,
         repo_dirs: config.repo_dirs.clone(),
         repos_found: None,
+        dry_run,
     })
 }
 

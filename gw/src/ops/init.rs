@@ -20,6 +20,9 @@ pub struct InitReport {
     pub repos_found: usize,
     /// The configuration did not exist before.
     pub created: bool,
+    /// `--dry-run`: validated, nothing written; the report says what would change.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
     #[serde(skip)]
     pub warnings: Vec<String>,
 }
@@ -33,7 +36,8 @@ impl InitReport {
     }
 }
 
-pub fn init(ctx: &Ctx<'_>, dirs_in: &[PathBuf]) -> Result<InitReport> {
+/// `dry_run`: validates as `gw init` does and reports what it would write, writing nothing.
+pub fn init(ctx: &Ctx<'_>, dirs_in: &[PathBuf], dry_run: bool) -> Result<InitReport> {
     let to_add = dirs::check_dirs(ctx, dirs_in)?;
     let existing = Config::load_optional(&ctx.home, ctx.env)?;
     let created = existing.is_none();
@@ -45,14 +49,16 @@ pub fn init(ctx: &Ctx<'_>, dirs_in: &[PathBuf]) -> Result<InitReport> {
         }
     }
     config.set_repo_dirs(all);
-    fsx::create_dir_all(ctx.home.root())?;
-    fsx::create_dir_all(&config.workspace_dir)?;
-    if created {
-        // A new grove trusts no repository's commands yet; a grove directory from before
-        // trust (`config.toml` without `trust.json`) is upgraded by the first check instead.
-        crate::ops::trust::start(ctx)?;
+    if !dry_run {
+        fsx::create_dir_all(ctx.home.root())?;
+        fsx::create_dir_all(&config.workspace_dir)?;
+        if created {
+            // A new grove trusts no repository's commands yet; a grove directory from before
+            // trust (`config.toml` without `trust.json`) is upgraded by the first check instead.
+            crate::ops::trust::start(ctx)?;
+        }
+        config.save()?;
     }
-    config.save()?;
     let d = crate::ops::repos::discover(ctx, &config);
     Ok(InitReport {
         config_path: config.path().to_path_buf(),
@@ -60,6 +66,7 @@ pub fn init(ctx: &Ctx<'_>, dirs_in: &[PathBuf]) -> Result<InitReport> {
         workspace_dir: config.workspace_dir.clone(),
         repos_found: d.repos.len(),
         created,
+        dry_run,
         warnings: d.warnings,
     })
 }

@@ -215,6 +215,22 @@ pub struct Described {
     pub warnings: Vec<String>,
 }
 
+impl Described {
+    /// This description as one workspace's part of a plan that covers several: every change
+    /// and fact labelled `name/repo` (or `name` where it names no repository).
+    pub fn under(mut self, name: &str) -> Described {
+        let label = |x: &mut Option<String>| {
+            *x = Some(match x.take() {
+                Some(r) => format!("{name}/{r}"),
+                None => name.to_string(),
+            });
+        };
+        self.changes.iter_mut().for_each(|c| label(&mut c.repo));
+        self.facts.iter_mut().for_each(|f| label(&mut f.repo));
+        self
+    }
+}
+
 /// The plan document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]

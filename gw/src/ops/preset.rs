@@ -20,6 +20,9 @@ pub struct Preset {
 pub struct PresetReport {
     pub preset: Preset,
     pub outcome: PresetOutcome,
+    /// `--dry-run`: validated, nothing written; the report says what would change.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -49,8 +52,9 @@ impl PresetListReport {
     }
 }
 
-/// Saves a preset; every repository must be one grove can find.
-pub fn add(ctx: &Ctx<'_>, name: &str, entries: &[String]) -> Result<PresetReport> {
+/// Saves a preset; every repository must be one grove can find. `dry_run`: validated the
+/// same, nothing written.
+pub fn add(ctx: &Ctx<'_>, name: &str, entries: &[String], dry_run: bool) -> Result<PresetReport> {
     names::check_preset(name)?;
     let mut config = ctx.config()?;
     let d = repos::discover(ctx, &config);
@@ -75,13 +79,16 @@ pub fn add(ctx: &Ctx<'_>, name: &str, entries: &[String]) -> Result<PresetReport
         PresetOutcome::Added
     };
     config.set_preset(name, &list);
-    config.save()?;
+    if !dry_run {
+        config.save()?;
+    }
     Ok(PresetReport {
         preset: Preset {
             name: name.to_string(),
             repos: list,
         },
         outcome,
+        dry_run,
     })
 }
 
@@ -113,10 +120,12 @@ pub fn show(ctx: &Ctx<'_>, name: &str) -> Result<PresetReport> {
             repos: repos.clone(),
         },
         outcome: PresetOutcome::Shown,
+        dry_run: false,
     })
 }
 
-pub fn remove(ctx: &Ctx<'_>, name: &str) -> Result<PresetReport> {
+/// `gw preset remove`; `dry_run`: validated the same, nothing written.
+pub fn remove(ctx: &Ctx<'_>, name: &str, dry_run: bool) -> Result<PresetReport> {
     let mut config = ctx.config()?;
     let repos = config
         .presets
@@ -124,12 +133,15 @@ pub fn remove(ctx: &Ctx<'_>, name: &str) -> Result<PresetReport> {
         .cloned()
         .ok_or_else(|| preset_not_found(name, &config))?;
     config.remove_preset(name);
-    config.save()?;
+    if !dry_run {
+        config.save()?;
+    }
     Ok(PresetReport {
         preset: Preset {
             name: name.to_string(),
             repos,
         },
         outcome: PresetOutcome::Removed,
+        dry_run,
     })
 }

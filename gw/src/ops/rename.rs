@@ -403,6 +403,7 @@ mod tests {
                 source: SourceFields::default(),
                 replace: false,
                 force: false,
+                replacing: None,
                 copy: None,
                 expect: None,
             },

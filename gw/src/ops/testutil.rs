@@ -61,7 +61,7 @@ impl World {
             env,
             repos,
         };
-        crate::ops::init::init(&world.ctx(), std::slice::from_ref(&world.repos)).unwrap();
+        crate::ops::init::init(&world.ctx(), std::slice::from_ref(&world.repos), false).unwrap();
         world
     }
 

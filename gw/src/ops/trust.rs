@@ -316,6 +316,19 @@ pub struct TrustReport {
     /// The commands approved (or no longer approved).
     pub commands: std::collections::BTreeMap<String, Vec<String>>,
     pub sha256: String,
+    /// `--dry-run`: validated, nothing written; the report says what would change.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+}
+
+/// Changes the approvals with `f`: under the lock and written back, or with `dry_run` on a
+/// copy read now, nothing written.
+fn change<T>(ctx: &Ctx<'_>, dry_run: bool, f: impl FnOnce(&mut trust::Trust) -> T) -> Result<T> {
+    if dry_run {
+        let mut copy = trust::load(&ctx.home)?.unwrap_or_default();
+        return Ok(f(&mut copy));
+    }
+    Ok(trust::update(&ctx.home, ctx.lock_timeout(), f)?)
 }
 
 pub fn list(ctx: &Ctx<'_>) -> Result<TrustListReport> {
@@ -362,8 +375,9 @@ fn locate(ctx: &Ctx<'_>, repo: &str) -> Result<(String, PathBuf)> {
     }
 }
 
-/// `gw trust [add] REPO`: approves the repository's commands as they are now.
-pub fn add(ctx: &Ctx<'_>, repo: &str) -> Result<TrustReport> {
+/// `gw trust [add] REPO`: approves the repository's commands as they are now (`dry_run`:
+/// validated the same, nothing written).
+pub fn add(ctx: &Ctx<'_>, repo: &str, dry_run: bool) -> Result<TrustReport> {
     let (name, path) = locate(ctx, repo)?;
     let config = RepoConfig::load(&path)?;
     let entry = Entry {
@@ -373,18 +387,20 @@ pub fn add(ctx: &Ctx<'_>, repo: &str) -> Result<TrustReport> {
         how: "command".into(),
     };
     let sha256 = entry.sha256.clone();
-    trust::update(&ctx.home, ctx.lock_timeout(), |t| trust::approve(t, entry))?;
+    change(ctx, dry_run, |t| trust::approve(t, entry))?;
     Ok(TrustReport {
         repo: name,
         path,
         outcome: TrustOutcome::Approved,
         commands: commands_map(&config),
         sha256,
+        dry_run,
     })
 }
 
-/// `gw trust remove REPO`: forgets the approval; the commands are asked about again.
-pub fn remove(ctx: &Ctx<'_>, repo: &str) -> Result<TrustReport> {
+/// `gw trust remove REPO`: forgets the approval; the commands are asked about again
+/// (`dry_run`: validated the same, nothing written).
+pub fn remove(ctx: &Ctx<'_>, repo: &str, dry_run: bool) -> Result<TrustReport> {
     // A repository that is gone can still be forgotten by its path.
     let (name, path) = match locate(ctx, repo) {
         Ok(found) => found,
@@ -397,7 +413,7 @@ pub fn remove(ctx: &Ctx<'_>, repo: &str) -> Result<TrustReport> {
             }
         }
     };
-    let removed = trust::update(&ctx.home, ctx.lock_timeout(), |t| {
+    let removed = change(ctx, dry_run, |t| {
         let before = t.entries.len();
         let entry = t.entry(&path).cloned();
         t.entries.retain(|e| e.repo != path);
@@ -414,5 +430,6 @@ pub fn remove(ctx: &Ctx<'_>, repo: &str) -> Result<TrustReport> {
         commands: commands_map(&config),
         sha256: removed.map(|e| e.sha256).unwrap_or_default(),
         path,
+        dry_run,
     })
 }

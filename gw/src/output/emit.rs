@@ -280,7 +280,8 @@ pub struct ParseFailure {
 }
 
 /// Shows a parse error (or help/version output): the parser's own text in text mode, a
-/// `USAGE` envelope in machine mode. `program` names the binary in the fix.
+/// `USAGE` envelope in machine mode. `program` names the command in the fix (`gw`, or
+/// `gw list` when the error is about it).
 pub fn emit_parse_failure(p: &mut Printer, e: &ParseFailure, program: &str) -> u8 {
     if e.is_help {
         return emit_help(p, &e.rendered);
@@ -314,9 +315,11 @@ pub fn emit_parse_failure(p: &mut Printer, e: &ParseFailure, program: &str) -> u
         .to_string();
     let err = Error::usage(message)
         .with_details(serde_json::json!({ "kind": e.kind, "help": e.rendered }))
-        .with_fix(format!(
-            "Run `{program} --help` (or `{program} <command> --help`) for usage"
-        ));
+        .with_fix(if program.contains(' ') {
+            format!("Run `{program} --help` for usage")
+        } else {
+            format!("Run `{program} --help` (or `{program} <command> --help`) for usage")
+        });
     emit_error(p, &err)
 }
 

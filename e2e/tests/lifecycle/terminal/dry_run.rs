@@ -90,6 +90,64 @@ fn dry_run_shows_the_plan_and_changes_nothing() {
     assert_eq!(env.workspace_names(), ["golf"]);
 }
 
+/// `gw create --replace --dry-run`, from inside the workspace it replaces: exactly
+/// `gw plan create --replace`, one document listing the removal of the old workspace and
+/// then the creation, and nothing changes.
+#[test]
+fn replace_dry_run_is_the_plan_and_changes_nothing() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    env.create("old", "old", "api");
+    let inside = env.ws("old").join("api");
+    let before = env.snapshot();
+    for force in [false, true] {
+        let mut args = crate::plan_replace::REPLACE.to_vec();
+        if force {
+            args.push("--force");
+        }
+        let planned: Vec<&str> = std::iter::once("plan").chain(args.clone()).collect();
+        let mut dry = args.clone();
+        dry.push("--dry-run");
+        let shown = run(&env, &inside, &dry, NARROW).text();
+        let want = run(&env, &inside, &planned, NARROW).text();
+        assert_eq!(shown, want, "gw {}", dry.join(" "));
+        assert!(shown.starts_with("Plan: create new"), "{shown}");
+        let doc = |a: &[&str]| {
+            let mut a = a.to_vec();
+            a.extend(["--format", "json"]);
+            let mut d = env.gw_in(&inside, &a).success().result();
+            d["created_at"] = serde_json::Value::Null;
+            d["digest"] = serde_json::Value::Null;
+            d
+        };
+        let d = doc(&dry);
+        assert_eq!(d, doc(&planned), "gw {}", dry.join(" "));
+        assert_eq!(d["kind"], "create", "{d:#}");
+        assert_eq!(d["inputs"]["replacing"], "old", "{d:#}");
+        let actions: Vec<&str> = d["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["action"].as_str().unwrap())
+            .collect();
+        // The old workspace goes first, then the new one is made.
+        let trashed = actions.iter().position(|a| *a == "move_to_trash");
+        let made = actions.iter().position(|a| *a == "create_worktree");
+        assert!(
+            matches!((trashed, made), (Some(t), Some(m)) if t < m),
+            "{actions:?}"
+        );
+        assert!(actions.contains(&"remove_state_entry"), "{actions:?}");
+        assert!(actions.contains(&"record_state"), "{actions:?}");
+    }
+    // `--out F` saves it, and still changes nothing else.
+    let saved = env.root.join("tmp/replace.json");
+    let mut args = crate::plan_replace::REPLACE.to_vec();
+    args.extend(["--dry-run", "--out", s(&saved)]);
+    env.gw_in(&inside, &args).success();
+    assert!(saved.is_file());
+    env.assert_unchanged(&before);
+}
+
 #[test]
 fn migrate_takes_dry_run_as_its_default() {
     let env = TestEnv::with_repos(&["api"]);

@@ -123,3 +123,32 @@ fn clap_errors_look_like_gw_errors() {
         assert!(!text.contains("For more information"), "{text}");
     }
 }
+
+/// A misspelt command after `help`, `man` or a command group gets a did-you-mean, as `gw
+/// craete` does; a bad value points at the help of the command it was given to.
+#[test]
+fn command_typos_after_help_and_man_and_value_errors_name_the_command() {
+    let env = TestEnv::with_repos(&["api"]);
+    for (args, fix) in [
+        (&["help", "craete"][..], "Did you mean `create`?"),
+        (&["man", "craete"], "Did you mean `create`?"),
+        (
+            &["preset", "ad", "x"],
+            "Did you mean `add`? Run `gw preset --help`",
+        ),
+    ] {
+        let (st, text, _) = shown(&env, args);
+        assert_eq!(st, Some(2), "{args:?}: {text}");
+        assert!(text.contains(fix), "{args:?}:\n{text}");
+        let mut json = args.to_vec();
+        json.extend(["--format", "json"]);
+        let run = env.gw(&json).code(2);
+        assert_eq!(run.error_code(), "USAGE", "{run}");
+        assert!(run.json()["fix"].as_str().unwrap().contains(fix), "{run}");
+    }
+    let (st, text, _) = shown(&env, &["list", "-o", "tabel"]);
+    assert_eq!(st, Some(2), "{text}");
+    assert!(text.contains("`gw list --help` says more"), "{text}");
+    let run = env.gw(&["list", "--format", "jsn"]).code(2);
+    assert_eq!(run.json()["fix"], "Run `gw list --help` for usage", "{run}");
+}

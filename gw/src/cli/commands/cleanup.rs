@@ -59,6 +59,9 @@ pub struct DoctorArgs {
     /// Repair what is safe to repair, and say what was left and why
     #[arg(long)]
     pub fix: bool,
+    /// Repair nothing: report what --fix would do (what `gw doctor` alone does)
+    #[arg(long)]
+    pub dry_run: bool,
     #[command(flatten)]
     pub data: DataArgs,
 }
@@ -103,7 +106,12 @@ pub fn prune(ctx: &Ctx<'_>, a: PruneArgs, ui: Ui) -> CmdResult {
 
 pub fn doctor(ctx: &Ctx<'_>, a: DoctorArgs) -> CmdResult {
     Ok(Out::with_data(
-        ops::doctor::doctor(ctx, DoctorOptions { fix: a.fix })?,
+        ops::doctor::doctor(
+            ctx,
+            DoctorOptions {
+                fix: a.fix && !a.dry_run,
+            },
+        )?,
         a.data.format(),
     ))
 }

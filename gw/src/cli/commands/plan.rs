@@ -54,6 +54,36 @@ impl DryRun {
     }
 }
 
+/// `--dry-run` of a configuration edit (`init`, `add-dir`, `preset add`, `trust`, `plugin
+/// install`, …): it validates exactly as the command does and shows what would change,
+/// writing nothing. These are no `gw plan` kinds, so there is no plan to save: `--out` is
+/// refused (it is accepted by the parser only to say so).
+#[derive(Debug, Args, Default)]
+pub struct EditDryRun {
+    /// Change nothing: check everything and show what would change
+    #[arg(long)]
+    pub dry_run: bool,
+    /// (Not for this command: its dry run is shown, not saved as a plan)
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub out: Option<PathBuf>,
+}
+
+impl EditDryRun {
+    /// Whether only a dry run is asked for; `--out` (with `--dry-run` or not) is a `USAGE`
+    /// error for `gw {command}`, before anything happens.
+    pub fn asked(&self, command: &str) -> Result<bool, Error> {
+        if self.out.is_some() {
+            return Err(Error::usage(format!(
+                "`gw {command}` makes no plan for --out to save: `gw plan` and `gw apply` cover the workspace commands, not configuration edits"
+            ))
+            .with_fix(format!(
+                "Drop --out: `gw {command} … --dry-run` shows what would change, and the same command without --dry-run makes the change"
+            )));
+        }
+        Ok(self.dry_run)
+    }
+}
+
 /// `COMMAND --dry-run`: exactly `gw plan COMMAND …`.
 pub fn dry_run(ctx: &Ctx<'_>, command: PlanCommand, ui: Ui) -> CmdResult {
     plan(ctx, PlanArgs { out: None, command }, ui)

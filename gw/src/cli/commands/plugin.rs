@@ -10,6 +10,8 @@ use crate::cli::{CmdResult, Out, Ui};
 use crate::ops::plugin::InstallOptions;
 use crate::ops::{self, Ctx};
 
+use super::plan::EditDryRun;
+
 #[derive(Debug, Args)]
 pub struct PluginArgs {
     #[command(subcommand)]
@@ -36,6 +38,8 @@ pub enum PluginCommand {
 pub struct PluginUpgradeArgs {
     /// The plugin to upgrade (default: every installed plugin with a recorded source)
     pub name: Option<String>,
+    #[command(flatten)]
+    pub dry: EditDryRun,
 }
 
 #[derive(Debug, Args)]
@@ -50,6 +54,8 @@ pub struct PluginSearchArgs {
 pub struct PluginRemoveArgs {
     /// The plugin name (`gw <name>` runs it)
     pub name: String,
+    #[command(flatten)]
+    pub dry: EditDryRun,
 }
 
 #[derive(Debug, Args)]
@@ -59,20 +65,33 @@ pub struct PluginInstallArgs {
     /// The plugin name (default: from the file name, `gw-<name>`)
     #[arg(long)]
     pub name: Option<String>,
+    #[command(flatten)]
+    pub dry: EditDryRun,
 }
 
 pub fn plugin(ctx: &Ctx<'_>, a: PluginArgs) -> CmdResult {
     match a.command {
         PluginCommand::List(d) => Ok(Out::with_data(ops::plugin::list(ctx)?, d.format())),
-        PluginCommand::Remove(r) => Ok(Out::new(ops::plugin::remove(ctx, &r.name)?)),
+        PluginCommand::Remove(r) => {
+            let dry_run = r.dry.asked("plugin remove")?;
+            Ok(Out::new(ops::plugin::remove(ctx, &r.name, dry_run)?))
+        }
         PluginCommand::Install(i) => Ok(Out::new(ops::plugin::install(
             ctx,
             InstallOptions {
+                dry_run: i.dry.asked("plugin install")?,
                 source: i.source,
                 name: i.name,
             },
         )?)),
-        PluginCommand::Upgrade(u) => Ok(Out::new(ops::plugin::upgrade(ctx, u.name.as_deref())?)),
+        PluginCommand::Upgrade(u) => {
+            let dry_run = u.dry.asked("plugin upgrade")?;
+            Ok(Out::new(ops::plugin::upgrade(
+                ctx,
+                u.name.as_deref(),
+                dry_run,
+            )?))
+        }
         PluginCommand::Search(q) => Ok(Out::with_data(
             ops::plugin::search(ctx, q.term.as_deref())?,
             q.data.format(),

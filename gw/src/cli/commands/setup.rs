@@ -11,23 +11,31 @@ use crate::ops::{self, Ctx};
 use crate::output::pick;
 use crate::output::render::Script;
 
+use super::plan::EditDryRun;
+
 #[derive(Debug, Args)]
 pub struct InitArgs {
     /// Directories that hold git repositories
     #[arg(value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub dry: EditDryRun,
 }
 
 #[derive(Debug, Args)]
 pub struct AddDirArgs {
     /// A directory that holds git repositories
     pub path: PathBuf,
+    #[command(flatten)]
+    pub dry: EditDryRun,
 }
 
 #[derive(Debug, Args)]
 pub struct RemoveDirArgs {
     /// The directory to stop searching (picked interactively when omitted)
     pub path: Option<PathBuf>,
+    #[command(flatten)]
+    pub dry: EditDryRun,
 }
 
 #[derive(Debug, Args)]
@@ -67,6 +75,8 @@ pub struct PresetAddArgs {
     /// Repositories, comma-separated
     #[arg(short, long, value_delimiter = ',')]
     pub repos: Vec<String>,
+    #[command(flatten)]
+    pub dry: EditDryRun,
 }
 
 #[derive(Debug, Args)]
@@ -80,6 +90,8 @@ pub struct PresetShowArgs {
 pub struct PresetNameArgs {
     /// Preset name (picked interactively when omitted)
     pub name: Option<String>,
+    #[command(flatten)]
+    pub dry: EditDryRun,
 }
 
 #[derive(Debug, Args)]
@@ -90,14 +102,17 @@ pub struct CompletionsArgs {
 }
 
 pub fn init(ctx: &Ctx<'_>, a: InitArgs) -> CmdResult {
-    Ok(Out::new(ops::init::init(ctx, &a.dirs)?))
+    let dry_run = a.dry.asked("init")?;
+    Ok(Out::new(ops::init::init(ctx, &a.dirs, dry_run)?))
 }
 
 pub fn add_dir(ctx: &Ctx<'_>, a: AddDirArgs) -> CmdResult {
-    Ok(Out::new(ops::dirs::add_dir(ctx, &a.path)?))
+    let dry_run = a.dry.asked("add-dir")?;
+    Ok(Out::new(ops::dirs::add_dir(ctx, &a.path, dry_run)?))
 }
 
 pub fn remove_dir(ctx: &Ctx<'_>, a: RemoveDirArgs, ui: Ui) -> CmdResult {
+    let dry_run = a.dry.asked("remove-dir")?;
     let path = match a.path {
         Some(p) => p,
         None => {
@@ -112,7 +127,7 @@ pub fn remove_dir(ctx: &Ctx<'_>, a: RemoveDirArgs, ui: Ui) -> CmdResult {
             dirs[pick::one("Remove which repo dir?", &items, 0)?].clone()
         }
     };
-    Ok(Out::new(ops::dirs::remove_dir(ctx, &path)?))
+    Ok(Out::new(ops::dirs::remove_dir(ctx, &path, dry_run)?))
 }
 
 pub fn repos(ctx: &Ctx<'_>, a: DataArgs) -> CmdResult {
@@ -127,6 +142,7 @@ pub fn shell_init(ctx: &Ctx<'_>, a: ShellInitArgs) -> CmdResult {
 }
 
 pub fn preset_add(ctx: &Ctx<'_>, a: PresetAddArgs, ui: Ui) -> CmdResult {
+    let dry_run = a.dry.asked("preset add")?;
     let name = match a.name {
         Some(n) => n,
         None if ui.interactive => pick::text("Preset name", "")?,
@@ -144,7 +160,7 @@ pub fn preset_add(ctx: &Ctx<'_>, a: PresetAddArgs, ui: Ui) -> CmdResult {
     } else {
         return Err(missing("the preset's repositories", "--repos/-r"));
     };
-    Ok(Out::new(ops::preset::add(ctx, &name, &repos)?))
+    Ok(Out::new(ops::preset::add(ctx, &name, &repos, dry_run)?))
 }
 
 pub fn preset_list(ctx: &Ctx<'_>, a: DataArgs) -> CmdResult {
@@ -159,6 +175,7 @@ pub fn preset_show(ctx: &Ctx<'_>, a: PresetShowArgs) -> CmdResult {
 }
 
 pub fn preset_remove(ctx: &Ctx<'_>, a: PresetNameArgs, ui: Ui) -> CmdResult {
+    let dry_run = a.dry.asked("preset remove")?;
     let name = match a.name {
         Some(n) => n,
         None if ui.interactive => {
@@ -174,7 +191,7 @@ pub fn preset_remove(ctx: &Ctx<'_>, a: PresetNameArgs, ui: Ui) -> CmdResult {
         }
         None => return Err(missing("a preset name", "NAME")),
     };
-    Ok(Out::new(ops::preset::remove(ctx, &name)?))
+    Ok(Out::new(ops::preset::remove(ctx, &name, dry_run)?))
 }
 
 /// Remove a quarantined workspace's files (run in the background by `gw delete`)

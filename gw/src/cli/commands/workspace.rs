@@ -158,7 +158,8 @@ pub struct DeleteArgs {
 }
 
 /// Turns `gw create` arguments into options, asking for what is missing when a person is
-/// there (shared with `gw plan create`, which never asks).
+/// there (shared with `gw plan create`, which never asks). `--replace`'s confirmation is
+/// `create`'s: a plan deletes nothing.
 pub fn create_options(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> Result<CreateOptions, Error> {
     let branch = match a.branch {
         Some(b) => b,
@@ -188,15 +189,6 @@ pub fn create_options(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> Result<CreateOpti
             "--repos/-r, --preset/-p, --file/-f or --all",
         ));
     };
-    if a.replace && !a.force {
-        if !ui.interactive {
-            return Err(Error::usage("--replace deletes the workspace you are in")
-                .with_fix("Pass --force to confirm (it also discards uncommitted changes there)"));
-        }
-        if !pick::confirm("Delete the workspace you are in and replace it?")? {
-            return Err(Error::new(Code::Cancelled, "cancelled"));
-        }
-    }
     Ok(CreateOptions {
         name: a.name,
         branch,
@@ -210,6 +202,7 @@ pub fn create_options(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> Result<CreateOpti
         },
         replace: a.replace,
         force: a.force,
+        replacing: None,
         copy: crate::cli::commands::daily::copy_flag(a.copy, a.no_copy),
         expect: None,
     })
@@ -249,6 +242,16 @@ pub fn create(ctx: &Ctx<'_>, a: CreateArgs, ui: Ui) -> CmdResult {
         return dry_run(ctx, PlanCommand::Create(a), ui);
     }
     let opts = create_options(ctx, a, ui)?;
+    // A plan of it needs no confirmation: applying the plan is one.
+    if opts.replace && !opts.force {
+        if !ui.interactive {
+            return Err(Error::usage("--replace deletes the workspace you are in")
+                .with_fix("Pass --force to confirm (it also discards uncommitted changes there)"));
+        }
+        if !pick::confirm("Delete the workspace you are in and replace it?")? {
+            return Err(Error::new(Code::Cancelled, "cancelled"));
+        }
+    }
     let report = ops::create::create(ctx, opts)?;
     // The shell integration goes into the new workspace (not in machine mode).
     let cd = (!ui.machine).then(|| report.path.clone());

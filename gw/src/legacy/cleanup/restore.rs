@@ -79,6 +79,10 @@ pub struct RestoreReport {
     #[serde(serialize_with = "crate::fsx::serialize_lossy")]
     pub backup: PathBuf,
     pub files: Vec<Restored>,
+    /// `--dry-run`: every file looked at as a restore does, nothing written (no lock, no
+    /// completion of an interrupted run, no manifest record); `restored` is what would be.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
     /// Set when a file conflicts or fails, or the restore was stopped.
     #[serde(skip)]
     pub failure: Option<Error>,
@@ -87,16 +91,18 @@ pub struct RestoreReport {
     pub warnings: Vec<String>,
 }
 
-/// Puts back what run `id` (default: the newest one not yet restored) changed.
+/// Puts back what run `id` (default: the newest one not yet restored) changed; with
+/// `dry_run`, decides the same and writes nothing.
 pub fn restore(
     home: &GroveHome,
     env: &Env,
     id: Option<&str>,
     cancel: &Cancel,
+    dry_run: bool,
 ) -> Result<RestoreReport, Error> {
     // Without a backup directory there is nothing to lock or complete (and no grove
-    // directory is created just to say so).
-    let exists = home.migrate_backups().is_dir();
+    // directory is created just to say so); a dry run neither locks nor completes.
+    let exists = home.migrate_backups().is_dir() && !dry_run;
     let _lock = exists.then(|| manifest::lock(home, env)).transpose()?;
     let warnings = if exists { recover(home) } else { Vec::new() };
     let all = manifest::list(home);
@@ -116,16 +122,22 @@ pub fn restore(
         id: listed.id.clone(),
         backup: dir.clone(),
         files: Vec::new(),
+        dry_run,
         failure: None,
         warnings,
     };
-    let mut log = Log::reopen(&dir, m)?;
-    log.write(
-        &[Record::Restoring {
-            at: crate::time::now_utc(),
-        }],
-        true,
-    )?;
+    let mut log = if dry_run {
+        None
+    } else {
+        let mut log = Log::reopen(&dir, m)?;
+        log.write(
+            &[Record::Restoring {
+                at: crate::time::now_utc(),
+            }],
+            true,
+        )?;
+        Some(log)
+    };
 
     // Decide every file first; a unit goes back whole or not at all.
     let entries: Vec<&Logged> = m.entries.iter().rev().collect();
@@ -163,6 +175,26 @@ pub fn restore(
         });
     }
 
+    let Some(log) = log.as_mut() else {
+        // The dry run: what a restore would put back, and what it would leave alone.
+        for f in &mut report.files {
+            if f.status == RestoreStatus::Pending {
+                f.status = RestoreStatus::Restored;
+            }
+        }
+        let left = report
+            .files
+            .iter()
+            .filter(|f| f.status == RestoreStatus::Conflict)
+            .count();
+        if left > 0 {
+            report.warnings.push(format!(
+                "{left} file{} changed since the migration and would be left alone",
+                if left == 1 { "" } else { "s" }
+            ));
+        }
+        return Ok(report);
+    };
     // Copy back in batches, flushing each batch's copies together.
     let todo: Vec<usize> = (0..entries.len())
         .filter(|&k| matches!(verdicts[k], Verdict::Put))

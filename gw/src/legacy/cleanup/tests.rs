@@ -60,7 +60,7 @@ impl World {
     }
 
     fn restore(&self, id: Option<&str>) -> Result<RestoreReport, Error> {
-        restore(&self.home, &self.env, id, &Cancel::never())
+        restore(&self.home, &self.env, id, &Cancel::never(), false)
     }
 }
 
@@ -613,7 +613,7 @@ fn a_stopped_restore_is_finished_by_the_next() {
     let backup = w.apply(&mut plan).unwrap();
     let stop = Cancel::never();
     stop.request(2);
-    let r = restore(&w.home, &w.env, None, &stop).unwrap();
+    let r = restore(&w.home, &w.env, None, &stop, false).unwrap();
     assert_eq!(r.failure.as_ref().map(|e| e.code), Some(Code::Cancelled));
     assert!(r.files.iter().all(|f| f.status == RestoreStatus::Pending));
     let r = w.restore(None).unwrap();

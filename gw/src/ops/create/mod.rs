@@ -9,6 +9,7 @@
 mod describe;
 mod execute;
 mod planning;
+mod replace;
 
 pub use describe::describe;
 pub(crate) use describe::{describe_repos, describe_setup};
@@ -37,7 +38,7 @@ use crate::ops::plan::{self, PlanDoc, PlanKind};
 
 use crate::ops::tx::{self};
 
-use crate::ops::{Ctx, RepoResult, delete, names, resolve, trust};
+use crate::ops::{Ctx, RepoResult, delete, names, trust};
 
 use crate::state::journal::BranchSource;
 
@@ -112,6 +113,10 @@ pub struct CreateOptions {
     pub replace: bool,
     /// With `replace`: discard uncommitted changes in the replaced workspace.
     pub force: bool,
+    /// With `replace`: the workspace replaced, as a plan records it (`gw create --replace`
+    /// itself replaces the one the current directory is in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replacing: Option<String>,
     /// `--copy` (`Some(true)`) or `--no-copy`: copy each repository's `.grove.toml` `copy`
     /// paths into its new worktree; `None` takes `[create] copy` from the configuration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -256,16 +261,7 @@ pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
     // processes creating the same name, the second sees the first's result.
     let locks = tx::lock_workspaces(ctx, &[&name])?.with_branch(ctx, &opts.branch)?;
     let state = ctx.state()?;
-    let replacing = if opts.replace {
-        let current = resolve::workspace(&state, None, &ctx.env.cwd).map_err(|e| {
-            Error::usage("--replace must be run from inside the workspace to replace")
-                .with_fix("cd into the workspace you want to replace")
-                .with_details(serde_json::json!({ "cause": e.message }))
-        })?;
-        Some(current.clone())
-    } else {
-        None
-    };
+    let replacing = replace::replaced(ctx, &state, &opts)?;
     let mut plan = plan(
         ctx,
         &config,
@@ -274,8 +270,10 @@ pub fn create(ctx: &Ctx<'_>, opts: CreateOptions) -> Result<CreateReport> {
         replacing.as_ref().map(|w| w.name.as_str()),
     )?;
     if let Some(expect) = &opts.expect {
-        let now = describe(ctx, &config, &plan);
-        if let Err(e) = plan::verify(PlanKind::Create, expect, &inputs(&opts), &now) {
+        // Both parts must still hold: the removal of the replaced workspace and the creation.
+        let verified = replace::describe(ctx, &config, replacing.as_ref(), opts.force, &plan)
+            .and_then(|now| plan::verify(PlanKind::Create, expect, &inputs(&opts), &now));
+        if let Err(e) = verified {
             for clone in &plan.cloned {
                 let _ = crate::ops::safety::remove::clone(ctx, clone);
             }
@@ -356,25 +354,34 @@ fn inputs(opts: &CreateOptions) -> serde_json::Value {
     serde_json::to_value(o).expect("options serialise")
 }
 
-/// `gw plan create`: validates exactly as `gw create` does and describes what it would do.
-/// Nothing changes, except that repositories are fetched (and a clone made from a git URL
-/// is removed again).
+/// `gw plan create`: validates exactly as `gw create` does and describes what it would do
+/// — with `--replace`, the removal of the workspace it replaces first. Nothing changes,
+/// except that repositories are fetched (and a clone made from a git URL is removed again).
 pub fn plan_doc(ctx: &Ctx<'_>, opts: &CreateOptions) -> Result<PlanDoc> {
-    if opts.replace {
-        return Err(
-            Error::usage("`gw plan create` cannot plan --replace").with_fix(
-                "Plan the delete of the old workspace and the create of the new one separately",
-            ),
-        );
-    }
     let config = ctx.config()?;
     let state = ctx.state()?;
-    let plan = plan(ctx, &config, &state, opts, None)?;
-    let described = describe(ctx, &config, &plan);
+    let old = replace::replaced(ctx, &state, opts)?;
+    let plan = plan(
+        ctx,
+        &config,
+        &state,
+        opts,
+        old.as_ref().map(|w| w.name.as_str()),
+    )?;
+    let described = replace::describe(ctx, &config, old.as_ref(), opts.force, &plan);
     for clone in &plan.cloned {
         let _ = crate::ops::safety::remove::clone(ctx, clone);
     }
-    Ok(plan::document(PlanKind::Create, inputs(opts), described))
+    // The plan names the workspace it replaces, wherever it is applied from.
+    let recorded = CreateOptions {
+        replacing: old.map(|w| w.name),
+        ..opts.clone()
+    };
+    Ok(plan::document(
+        PlanKind::Create,
+        inputs(&recorded),
+        described?,
+    ))
 }
 
 /// The workspace name: given, or derived from the branch.

@@ -8,6 +8,9 @@ pub struct InstallOptions {
     pub source: String,
     /// The plugin name; derived from the file name (`gw-<name>…`) when absent.
     pub name: Option<String>,
+    /// Fetch and check everything as an install does, write nothing (the plugins directory
+    /// not even for staging).
+    pub dry_run: bool,
 }
 
 /// `gw plugin install PATH|URL|OWNER/REPO [--name NAME]`.
@@ -16,11 +19,19 @@ pub fn install(ctx: &Ctx<'_>, opts: InstallOptions) -> Result<PluginReport> {
         check_name(n)?;
     }
     let plugins = ctx.home.plugins();
-    fsx::create_dir_all(&plugins)?;
-    let staging = tempfile::Builder::new()
-        .prefix(".install-")
-        .tempdir_in(&plugins)
-        .map_err(|e| fsx::Error::new("create a temporary directory in", &plugins, e))?;
+    let staging = if opts.dry_run {
+        let tmp = std::env::temp_dir();
+        tempfile::Builder::new()
+            .prefix("gw-plugin-")
+            .tempdir_in(&tmp)
+            .map_err(|e| fsx::Error::new("create a temporary directory in", &tmp, e))?
+    } else {
+        fsx::create_dir_all(&plugins)?;
+        tempfile::Builder::new()
+            .prefix(".install-")
+            .tempdir_in(&plugins)
+            .map_err(|e| fsx::Error::new("create a temporary directory in", &plugins, e))?
+    };
     let stage = staging.path();
     let path_source = opts.source.strip_prefix("file://").unwrap_or(&opts.source);
     let local = ctx.env.resolve_path(Path::new(path_source));
@@ -99,9 +110,12 @@ pub fn install(ctx: &Ctx<'_>, opts: InstallOptions) -> Result<PluginReport> {
     })?;
     let dest = plugins.join(file_name(&name));
     let replaced = fsx::exists(&dest);
-    fsx::write_atomic_mode(&dest, &bytes, 0o755)?;
-    // Where it came from, for `gw plugin upgrade`; a plugin works without it.
-    let _ = record.save(&plugins, &name);
+    let unchanged = replaced && fsx::read_bytes(&dest).ok().as_deref() == Some(&bytes[..]);
+    if !opts.dry_run {
+        fsx::write_atomic_mode(&dest, &bytes, 0o755)?;
+        // Where it came from, for `gw plugin upgrade`; a plugin works without it.
+        let _ = record.save(&plugins, &name);
+    }
     Ok(PluginReport {
         name,
         path: dest,
@@ -111,6 +125,8 @@ pub fn install(ctx: &Ctx<'_>, opts: InstallOptions) -> Result<PluginReport> {
             PluginOutcome::Installed
         },
         source: Some(opts.source),
+        dry_run: opts.dry_run,
+        unchanged,
     })
 }
 

@@ -79,6 +79,12 @@ pub struct PluginReport {
     /// What it was installed from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// `--dry-run`: validated, nothing written; the report says what would change.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+    /// install: the plugin there already has exactly these bytes.
+    #[serde(skip)]
+    pub unchanged: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -299,8 +305,9 @@ pub fn list(ctx: &Ctx<'_>) -> Result<PluginListReport> {
     })
 }
 
-/// `gw plugin remove NAME`: deletes an installed plugin.
-pub fn remove(ctx: &Ctx<'_>, name: &str) -> Result<PluginReport> {
+/// `gw plugin remove NAME`: deletes an installed plugin (`dry_run`: validated the same,
+/// nothing removed).
+pub fn remove(ctx: &Ctx<'_>, name: &str, dry_run: bool) -> Result<PluginReport> {
     check_name(name)?;
     let path = ctx.home.plugins().join(file_name(name));
     if !fsx::exists(&path) {
@@ -324,16 +331,20 @@ pub fn remove(ctx: &Ctx<'_>, name: &str) -> Result<PluginReport> {
                 )),
         );
     }
-    fsx::remove_file(&path)?;
     let meta = meta_path(&ctx.home.plugins(), name);
-    if fsx::exists(&meta) {
-        fsx::remove_file(&meta)?;
+    if !dry_run {
+        fsx::remove_file(&path)?;
+        if fsx::exists(&meta) {
+            fsx::remove_file(&meta)?;
+        }
     }
     Ok(PluginReport {
         name: name.to_string(),
         path,
         outcome: PluginOutcome::Removed,
         source: None,
+        dry_run,
+        unchanged: false,
     })
 }
 

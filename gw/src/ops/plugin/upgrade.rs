@@ -163,14 +163,17 @@ pub struct PluginUpgradeReport {
     /// How many changed.
     pub upgraded: usize,
     /// Set when a plugin failed to upgrade (the others were still tried).
+    /// `--dry-run`: validated, nothing written; the report says what would change.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
     #[serde(skip)]
     pub failure: Option<Error>,
 }
 
 /// `gw plugin upgrade [NAME]`: installs each installed plugin (or the one named) again from
 /// where it was installed from. Plugins without a record are skipped; a failure does not stop
-/// the others.
-pub fn upgrade(ctx: &Ctx<'_>, name: Option<&str>) -> Result<PluginUpgradeReport> {
+/// the others. `dry_run`: each is fetched and checked as the upgrade would, nothing written.
+pub fn upgrade(ctx: &Ctx<'_>, name: Option<&str>, dry_run: bool) -> Result<PluginUpgradeReport> {
     let plugins_dir = ctx.home.plugins();
     let installed: Vec<Plugin> = list(ctx)?
         .plugins
@@ -201,6 +204,7 @@ pub fn upgrade(ctx: &Ctx<'_>, name: Option<&str>) -> Result<PluginUpgradeReport>
         plugins: Vec::new(),
         count: 0,
         upgraded: 0,
+        dry_run,
         failure: None,
     };
     let mut failed: Vec<(String, Error)> = Vec::new();
@@ -232,16 +236,16 @@ pub fn upgrade(ctx: &Ctx<'_>, name: Option<&str>) -> Result<PluginUpgradeReport>
         let source = meta.install_source().unwrap_or_default().to_string();
         ctx.events
             .progress(&format!("upgrading {} from {source}", p.name));
-        let before = fsx::read_bytes(&p.path).ok();
         let result = install(
             ctx,
             InstallOptions {
                 source: source.clone(),
                 name: Some(p.name.clone()),
+                dry_run,
             },
         );
         let (outcome, detail) = match result {
-            Ok(_) if fsx::read_bytes(&p.path).ok() == before => (UpgradeOutcome::UpToDate, None),
+            Ok(r) if r.unchanged => (UpgradeOutcome::UpToDate, None),
             Ok(_) => {
                 report.upgraded += 1;
                 (UpgradeOutcome::Upgraded, None)

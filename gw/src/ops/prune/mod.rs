@@ -264,20 +264,9 @@ fn describe(ctx: &Ctx<'_>, config: &crate::config::Config, candidates: &[Candida
             &mut going,
         ) {
             Ok(one) => {
-                let label = |x: Option<String>| {
-                    Some(match x {
-                        Some(r) => format!("{}/{r}", c.name),
-                        None => c.name.clone(),
-                    })
-                };
-                d.changes.extend(one.changes.into_iter().map(|mut ch| {
-                    ch.repo = label(ch.repo);
-                    ch
-                }));
-                d.facts.extend(one.facts.into_iter().map(|mut f| {
-                    f.repo = label(f.repo);
-                    f
-                }));
+                let one = one.under(&c.name);
+                d.changes.extend(one.changes);
+                d.facts.extend(one.facts);
                 d.warnings.extend(one.warnings);
             }
             Err(e) => d.changes.push(

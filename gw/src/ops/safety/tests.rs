@@ -245,6 +245,7 @@ fn create_options(name: &str, replace: bool, force: bool) -> CreateOptions {
         source: SourceFields::default(),
         replace,
         force,
+        replacing: None,
         copy: None,
         expect: None,
     }

@@ -190,3 +190,19 @@ impl Render for Planned {
         )]
     }
 }
+
+/// What a configuration edit says it did: `done`, or after its `--dry-run` what it `would` do.
+fn did(dry_run: bool, done: &'static str, would: &'static str) -> &'static str {
+    if dry_run { would } else { done }
+}
+
+/// The last line of a configuration edit's `--dry-run`: nothing was written.
+fn nothing_written(p: &mut Printer, dry_run: bool) -> io::Result<()> {
+    if !dry_run {
+        return Ok(());
+    }
+    p.message(
+        Role::Hint,
+        "dry run: nothing was written; run it again without --dry-run to make the change",
+    )
+}

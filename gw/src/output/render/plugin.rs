@@ -4,7 +4,7 @@ use std::io;
 
 use serde_json::{Value, json};
 
-use super::{json_line, json_pretty, lines, path_str, value};
+use super::{did, json_line, json_pretty, lines, nothing_written, path_str, value};
 use crate::action::NextAction;
 use crate::error::Error;
 use crate::ops::plugin::{
@@ -70,11 +70,18 @@ impl Render for PluginReport {
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let (name, path) = (&self.name, self.path.display());
+        let dry = self.dry_run;
         let line = match self.outcome {
-            PluginOutcome::Removed => shown!("Removed plugin {} ({})", name, path),
+            PluginOutcome::Removed => shown!(
+                "{} plugin {} ({})",
+                did(dry, "Removed", "Would remove"),
+                name,
+                path
+            ),
             PluginOutcome::Replaced => {
                 shown!(
-                    "Replaced plugin {} ({}); run it with `gw {}`",
+                    "{} plugin {} ({}); run it with `gw {}`",
+                    did(dry, "Replaced", "Would replace"),
                     name,
                     path,
                     name
@@ -82,14 +89,16 @@ impl Render for PluginReport {
             }
             PluginOutcome::Installed => {
                 shown!(
-                    "Installed plugin {} ({}); run it with `gw {}`",
+                    "{} plugin {} ({}); run it with `gw {}`",
+                    did(dry, "Installed", "Would install"),
                     name,
                     path,
                     name
                 )
             }
         };
-        p.message(Role::Success, line)
+        p.message(Role::Success, line)?;
+        nothing_written(p, dry)
     }
     fn next_actions(&self) -> Vec<NextAction> {
         PluginReport::next_actions(self)
@@ -106,7 +115,10 @@ impl Render for PluginUpgradeReport {
         }
         for u in &self.plugins {
             let (role, what) = match u.outcome {
-                UpgradeOutcome::Upgraded => (Role::Success, "upgraded"),
+                UpgradeOutcome::Upgraded => (
+                    Role::Success,
+                    did(self.dry_run, "upgraded", "would be upgraded"),
+                ),
                 UpgradeOutcome::UpToDate => (Role::Success, "up to date"),
                 UpgradeOutcome::Skipped => (Role::Warning, "skipped"),
                 UpgradeOutcome::Failed => (Role::Error, "failed"),
@@ -125,7 +137,7 @@ impl Render for PluginUpgradeReport {
                 p.message(role, line)?;
             }
         }
-        Ok(())
+        nothing_written(p, self.dry_run)
     }
     fn failure(&self) -> Option<&Error> {
         self.failure.as_ref()

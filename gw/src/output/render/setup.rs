@@ -4,7 +4,7 @@ use std::io;
 
 use serde_json::{Value, json};
 
-use super::{json_line, json_pretty, lines, path_str, tsv, value};
+use super::{did, json_line, json_pretty, lines, nothing_written, path_str, tsv, value};
 use crate::action::NextAction;
 use crate::ops::dirs::{DirOutcome, DirReport};
 use crate::ops::init::InitReport;
@@ -22,9 +22,9 @@ impl Render for InitReport {
     }
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let verb = if self.created {
-            "Initialized"
+            did(self.dry_run, "Initialized", "Would initialize")
         } else {
-            "Updated"
+            did(self.dry_run, "Updated", "Would update")
         };
         p.message(
             Role::Success,
@@ -45,7 +45,8 @@ impl Render for InitReport {
                 "{} found",
                 crate::ops::count(self.repos_found, "repository", "repositories")
             ),
-        )
+        )?;
+        nothing_written(p, self.dry_run)
     }
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
@@ -68,11 +69,17 @@ impl Render for DirReport {
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let dir = self.dir.display();
         match self.outcome {
-            DirOutcome::Added => p.message(Role::Success, shown!("Added {}", dir))?,
+            DirOutcome::Added => p.message(
+                Role::Success,
+                shown!("{} {}", did(self.dry_run, "Added", "Would add"), dir),
+            )?,
             DirOutcome::AlreadyPresent => {
                 p.message(Role::Plain, shown!("{} is already a repo dir", dir))?
             }
-            _ => p.message(Role::Success, shown!("Removed {}", dir))?,
+            _ => p.message(
+                Role::Success,
+                shown!("{} {}", did(self.dry_run, "Removed", "Would remove"), dir),
+            )?,
         }
         if let Some(n) = self.repos_found {
             p.message(
@@ -83,7 +90,7 @@ impl Render for DirReport {
                 ),
             )?;
         }
-        Ok(())
+        nothing_written(p, self.dry_run)
     }
 }
 
@@ -158,15 +165,26 @@ impl Render for PresetReport {
     fn text(&self, p: &mut Printer) -> io::Result<()> {
         let repos = self.preset.repos.join(", ");
         match self.outcome {
-            PresetOutcome::Shown => p.line(shown!("{}: {}", self.preset.name, repos)),
-            PresetOutcome::Removed => {
-                p.message(Role::Success, shown!("Removed preset {}", self.preset.name))
-            }
+            PresetOutcome::Shown => p.line(shown!("{}: {}", self.preset.name, repos))?,
+            PresetOutcome::Removed => p.message(
+                Role::Success,
+                shown!(
+                    "{} preset {}",
+                    did(self.dry_run, "Removed", "Would remove"),
+                    self.preset.name
+                ),
+            )?,
             _ => p.message(
                 Role::Success,
-                shown!("Saved preset {} ({})", self.preset.name, repos),
-            ),
+                shown!(
+                    "{} preset {} ({})",
+                    did(self.dry_run, "Saved", "Would save"),
+                    self.preset.name,
+                    repos
+                ),
+            )?,
         }
+        nothing_written(p, self.dry_run)
     }
     fn legacy(&self, f: DataFormat, p: &mut Printer) -> Option<io::Result<()>> {
         match f {
@@ -302,7 +320,8 @@ impl Render for crate::ops::trust::TrustReport {
             TrustOutcome::Approved if self.commands.is_empty() => p.message(
                 Role::Success,
                 shown!(
-                    "Approved {} ({}): it has no .grove.toml commands now; any it gets will be asked about",
+                    "{} {} ({}): it has no .grove.toml commands now; any it gets will be asked about",
+                    did(self.dry_run, "Approved", "Would approve"),
                     self.repo,
                     self.path.display()
                 ),
@@ -310,7 +329,8 @@ impl Render for crate::ops::trust::TrustReport {
             TrustOutcome::Approved => p.message(
                 Role::Success,
                 shown!(
-                    "Approved the .grove.toml commands of {} ({}):",
+                    "{} the .grove.toml commands of {} ({}):",
+                    did(self.dry_run, "Approved", "Would approve"),
                     self.repo,
                     self.path.display()
                 ),
@@ -318,9 +338,10 @@ impl Render for crate::ops::trust::TrustReport {
             TrustOutcome::Removed => p.message(
                 Role::Success,
                 shown!(
-                    "{} ({}) is no longer approved; its commands will be asked about",
+                    "{} ({}) {}; its commands will be asked about",
                     self.repo,
-                    self.path.display()
+                    self.path.display(),
+                    did(self.dry_run, "is no longer approved", "would no longer be approved")
                 ),
             )?,
             TrustOutcome::NotApproved => p.message(
@@ -335,7 +356,7 @@ impl Render for crate::ops::trust::TrustReport {
                 }
             }
         }
-        Ok(())
+        nothing_written(p, self.dry_run)
     }
     fn next_actions(&self) -> Vec<NextAction> {
         vec![NextAction::read(
