@@ -17,6 +17,7 @@
 //! ([`Cmd::supervise`]) has its whole process group terminated, then killed after a grace
 //! period.
 
+mod detach;
 mod drive;
 pub mod signals;
 mod stop;
@@ -410,13 +411,10 @@ impl Cmd {
     /// Starts the process detached from grove and does not wait: a process group of its
     /// own (so neither a Ctrl-C at the terminal nor grove's exit ends it), no stdio, and
     /// no lock of grove's.
+    /// It is forked and left to exec on its own ([`detach::spawn`]): grove does not wait
+    /// for it to start, which on a busy machine can take a scheduling period.
     pub fn spawn_detached(&self) -> Result<(), Error> {
-        let mut c = self.base();
-        c.stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0);
-        c.spawn().map(|_| ()).map_err(|e| self.spawn_error(e))
+        detach::spawn(&self.base()).map_err(|e| self.spawn_error(e))
     }
 }
 
@@ -571,6 +569,43 @@ mod tests {
         assert_eq!(fmt_tail(" \n"), "");
     }
 
+    /// A detached child runs in its directory with its environment changes, its own
+    /// process group, stdio on /dev/null and no signal blocked — without grove waiting.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_detached_child_runs_as_told_in_a_group_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let mut cmd = Cmd::new("/bin/sh", dir.path());
+        cmd.args([
+            "-c",
+            "{ pwd -P; echo \"$GW_T_SET/${HOME-unset}\"; cut -d' ' -f5 /proc/$$/stat; \
+             grep SigBlk /proc/self/status 2>/dev/null || echo none; \
+             read x && echo \"read $x\" || echo eof; } > out.tmp 2>&1; mv out.tmp out",
+        ])
+        .env("GW_T_SET", "set")
+        .env_remove("GW_T_GONE")
+        .env_remove("HOME");
+        cmd.spawn_detached().unwrap();
+        // Waits for the child (no time asserted: it ends on its own).
+        while !out.exists() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let text = crate::fsx::read(&out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            dir.path().canonicalize().unwrap().to_str().unwrap()
+        );
+        assert_eq!(lines[1], "set/unset");
+        let pgid: i32 = lines[2].trim().parse().unwrap();
+        assert_ne!(pgid, rustix::process::getpgrp().as_raw_nonzero().get());
+        assert_eq!(lines[3], "SigBlk:\t0000000000000000", "{text}");
+        assert_eq!(lines[4], "eof", "stdin is /dev/null");
+        // A program not named by a path is refused before anything starts.
+        assert!(Cmd::new("sh", dir.path()).spawn_detached().is_err());
+    }
+
     #[test]
     fn captures_both_streams_and_status() {
         let out = Cmd::shell("echo out; echo err >&2; exit 3", &tmp())
@@ -614,7 +649,7 @@ mod tests {
             .unwrap();
         lock.try_lock().unwrap();
         // The child's process group is its own pid.
-        let out = Cmd::shell("ps -o pgid= -p $$; echo $$", &tmp())
+        let out = Cmd::shell("cut -d' ' -f5 /proc/$$/stat; echo $$", &tmp())
             .run()
             .unwrap();
         let mut ids = out.stdout.split_whitespace();
