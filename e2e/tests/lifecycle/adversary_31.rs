@@ -1,0 +1,63 @@
+//! Adversary 31: `gw delete` into the trash after the one-rename registration and the
+//! one-transaction branch deletion (issue 27), attacked where the deletion of a branch does
+//! not go through.
+
+use e2e::TestEnv;
+
+/// The references under `refs/grove/trash/` of `repo`, as `name oid` lines.
+fn kept_refs(env: &TestEnv, repo: &std::path::Path) -> String {
+    env.git(
+        repo,
+        &[
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            "refs/grove/trash/",
+        ],
+    )
+}
+
+/// A branch whose deletion fails (another git process holds its reference's lock) is still
+/// kept for the trash: its tip under `refs/grove/trash/`, as the delete's plan promises, and
+/// its settings in place while the branch is. Before, `pin` left the kept reference to the
+/// deletion's transaction, which failed with it, after the `[branch]` section was already
+/// removed: the entry kept nothing, and once the branch moved (the user's `git branch -f`)
+/// the workspace's only commit was held by a reflog alone and its upstream was gone.
+#[test]
+fn a_branch_whose_deletion_fails_still_has_its_tip_kept_and_its_settings() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("ws", "feat/x", "api");
+    let api = env.ws("ws").join("api");
+    let source = env.repos.join("api");
+    env.git(&api, &["branch", "--set-upstream-to=origin/main"]);
+    env.commit(&api, "only.txt", "unique\n", "found nowhere else");
+    let tip = env.git(&api, &["rev-parse", "HEAD"]);
+    let lock = source.join(".git/refs/heads/feat/x.lock");
+    std::fs::write(&lock, "").unwrap();
+
+    let deleted = env.gw(&["delete", "ws", "--force", "--format", "json"]);
+    assert!(
+        deleted
+            .to_string()
+            .contains("could not delete branch feat/x"),
+        "{deleted}"
+    );
+    assert!(env.has_branch(&source, "feat/x"), "{deleted}");
+    assert!(
+        kept_refs(&env, &source).contains(&tip),
+        "the trash entry keeps nothing of feat/x's tip {tip}: {deleted}"
+    );
+    assert_eq!(
+        env.git_run(&source, &["config", "branch.feat/x.remote"])
+            .stdout
+            .trim(),
+        "origin",
+        "the branch is still there, without its settings: {deleted}"
+    );
+
+    // The lock goes, the branch is moved by hand, recovery gives up on deleting it: the
+    // workspace's commit is still kept by the trash entry.
+    std::fs::remove_file(&lock).unwrap();
+    env.git(&source, &["branch", "-f", "feat/x", "main"]);
+    env.gw(&["doctor", "--fix"]);
+    assert!(kept_refs(&env, &source).contains(&tip));
+}
