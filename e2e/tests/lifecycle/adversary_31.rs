@@ -61,3 +61,82 @@ fn a_branch_whose_deletion_fails_still_has_its_tip_kept_and_its_settings() {
     env.gw(&["doctor", "--fix"]);
     assert!(kept_refs(&env, &source).contains(&tip));
 }
+
+/// A dry run's `--out` never writes over grove's own files: `gw create … --replace
+/// --dry-run --out ~/.grove/state.json` (or `gw plan --out` into the trash) replaced the
+/// state with a plan document, and every workspace was forgotten. Anywhere else — a
+/// workspace's own directory included — is the caller's to choose.
+#[test]
+fn a_dry_run_out_never_overwrites_groves_own_files() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("ws", "feat/x", "api");
+    let state = std::fs::read(env.state_path()).unwrap();
+    let config = std::fs::read(env.config_path()).unwrap();
+    let inside = env.ws("ws").join("api");
+    for (out, what) in [
+        (env.state_path(), "state"),
+        (env.config_path(), "configuration"),
+        (
+            env.grove_home.join("plan.json"),
+            "a new file in grove's directory",
+        ),
+        (
+            env.workspace_dir().join(".trash/plan.json"),
+            "the trash directory",
+        ),
+        (
+            env.workspace_dir().join("plan.json"),
+            "the workspace directory itself",
+        ),
+    ] {
+        if let Some(dir) = out.parent() {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let out = out.to_str().unwrap();
+        let run = env.gw_in(
+            &inside,
+            &[
+                "create",
+                "nw",
+                "-b",
+                "feat/n",
+                "-r",
+                "api",
+                "--replace",
+                "--dry-run",
+                "--out",
+                out,
+                "--format",
+                "json",
+            ],
+        );
+        assert_eq!(
+            (run.status, run.error_code()),
+            (2, "USAGE".into()),
+            "{what}: {run}"
+        );
+        let plan = env.gw(&["plan", "--out", out, "delete", "ws", "--format", "json"]);
+        assert_eq!(
+            (plan.status, plan.error_code()),
+            (2, "USAGE".into()),
+            "{what}: {plan}"
+        );
+    }
+    assert_eq!(std::fs::read(env.state_path()).unwrap(), state);
+    assert_eq!(std::fs::read(env.config_path()).unwrap(), config);
+    assert!(!env.grove_home.join("plan.json").exists());
+    assert_eq!(env.workspace_names(), vec!["ws".to_string()]);
+    // A plan saved inside a workspace, or anywhere outside grove, is written.
+    let saved = env.root.join("plan.json");
+    env.gw(&[
+        "plan",
+        "--out",
+        saved.to_str().unwrap(),
+        "delete",
+        "ws",
+        "--format",
+        "json",
+    ])
+    .success();
+    assert!(saved.is_file());
+}
