@@ -140,3 +140,52 @@ fn a_dry_run_out_never_overwrites_groves_own_files() {
     .success();
     assert!(saved.is_file());
 }
+
+/// A forced replace plan is applied only while the replaced workspace holds what the plan
+/// saw: a file already modified (or untracked) that was written again since has the same
+/// `git status` line, and the plan's facts were those lines alone — so `gw apply` deleted
+/// the new work without a word.
+#[test]
+fn a_replace_plan_refuses_when_a_changed_file_changed_again() {
+    let env = TestEnv::with_repos(&["api", "web"]);
+    env.create("ws", "feat/x", "api,web");
+    let api = env.ws("ws").join("api");
+    std::fs::write(api.join("README.md"), "# api\nedited\n").unwrap();
+    std::fs::write(api.join("notes.txt"), "draft\n").unwrap();
+    let plan = env.root.join("plan.json");
+    env.gw_in(
+        &api,
+        &[
+            "create",
+            "nw",
+            "-b",
+            "feat/n",
+            "-r",
+            "web",
+            "--replace",
+            "--force",
+            "--dry-run",
+            "--out",
+            plan.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    )
+    .success();
+    for (file, content) in [
+        ("README.md", "# api\nedited\nand hours of work more\n"),
+        ("notes.txt", "draft, then the whole design\n"),
+    ] {
+        let before = std::fs::read(api.join(file)).unwrap();
+        std::fs::write(api.join(file), content).unwrap();
+        let run = env.gw(&["apply", plan.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(
+            (run.status, run.error_code()),
+            (4, "STATE_CHANGED".into()),
+            "{file}: {run}"
+        );
+        assert_eq!(std::fs::read_to_string(api.join(file)).unwrap(), content);
+        std::fs::write(api.join(file), before).unwrap();
+    }
+    assert_eq!(env.workspace_names(), vec!["ws".to_string()]);
+}
