@@ -189,3 +189,32 @@ fn a_replace_plan_refuses_when_a_changed_file_changed_again() {
     }
     assert_eq!(env.workspace_names(), vec!["ws".to_string()]);
 }
+
+/// A worktree's own references (`refs/bisect/*`, `refs/worktree/*`) live in its private
+/// git directory, which the trash entry holds: nothing kept their commits reachable, so a
+/// `git gc --prune=now` of the repository while the workspace was in the trash took them,
+/// and the restored worktree had references to missing objects (`git fsck` errors).
+#[test]
+fn a_worktrees_own_references_keep_their_commits_while_in_the_trash() {
+    let env = TestEnv::with_repos(&["api"]);
+    env.create("ws", "feat/x", "api");
+    let api = env.ws("ws").join("api");
+    let source = env.repos.join("api");
+    env.commit(&api, "private.txt", "private\n", "only under refs/worktree");
+    let private = env.git(&api, &["rev-parse", "HEAD"]);
+    env.git(&api, &["reset", "-q", "--hard", "HEAD~"]);
+    env.git(&api, &["update-ref", "refs/worktree/keep", &private]);
+    env.git(&api, &["update-ref", "refs/bisect/bad", &private]);
+    env.gw(&["delete", "ws", "--force"]).success();
+    env.git(&source, &["reflog", "expire", "--expire=now", "--all"]);
+    env.git(&source, &["gc", "-q", "--prune=now"]);
+    env.gw(&["restore", "ws"]).success();
+    assert_eq!(env.git(&api, &["cat-file", "-t", &private]), "commit");
+    assert_eq!(env.git(&api, &["rev-parse", "refs/worktree/keep"]), private);
+    assert_eq!(env.git(&api, &["rev-parse", "refs/bisect/bad"]), private);
+    assert_eq!(
+        env.git(&source, &["for-each-ref", "refs/grove/"]),
+        "",
+        "the restore leaves none of the entry's references"
+    );
+}
