@@ -218,3 +218,31 @@ fn a_worktrees_own_references_keep_their_commits_while_in_the_trash() {
         "the restore leaves none of the entry's references"
     );
 }
+
+/// `gw init --dry-run` on a machine where grove never ran writes nothing at all: not the
+/// grove directory (which `gw list` there does not make either). It makes `~/.grove` with
+/// `cache/remotes.json` (the scan's remotes cache creates the directory) and then
+/// `grove.log` in it.
+#[test]
+#[ignore = "defect: init --dry-run on a fresh home creates ~/.grove (remotes cache, grove.log)"]
+fn init_dry_run_on_a_fresh_home_makes_no_grove_directory() {
+    let env = TestEnv::new();
+    env.repo("api");
+    env.gw(&["init", env.repos.to_str().unwrap(), "--dry-run"])
+        .success();
+    assert!(!env.grove_home.exists(), "{:?}", walk(&env.grove_home));
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|e| {
+            let p = e.path();
+            let mut v = walk(&p);
+            v.push(p);
+            v
+        })
+        .collect()
+}
