@@ -2,6 +2,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod add_remove_repo;
+mod adversary_31;
 mod agent;
 mod audit;
 mod chaos;

@@ -58,6 +58,15 @@ pub fn describe_worktree(
     };
     d.facts.push(Fact::new(Some(label), "changes", listed));
     if !changes.is_empty() {
+        // A file changed again has the same status line: what the changes are is in the
+        // files' size, time and mode, so a plan made with them is not applied over new work.
+        d.facts.push(Fact::new(
+            Some(label),
+            "changes_stat",
+            changes_stat(&r.worktree_path, &changes),
+        ));
+    }
+    if !changes.is_empty() {
         d.warnings.push(format!(
             "{label}: {} uncommitted change{} would be destroyed: {}",
             changes.len(),
@@ -133,6 +142,30 @@ pub fn describe_completion(
             crate::state::trash::REF_PREFIX
         ));
     }
+}
+
+/// A digest of what the files of the status lines `changes` of the worktree at `path`
+/// are now (kind, size, modification time and mode; a directory's own), without reading them.
+fn changes_stat(path: &std::path::Path, changes: &[String]) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen = String::new();
+    for line in changes {
+        let name = line.get(3..).unwrap_or_default();
+        let name = name.rsplit_once(" -> ").map_or(name, |(_, to)| to);
+        let name = name.trim_end_matches('/');
+        let stat = match std::fs::symlink_metadata(path.join(name)) {
+            Ok(m) => format!(
+                "{:o} {} {}.{}",
+                m.mode(),
+                m.size(),
+                m.mtime(),
+                m.mtime_nsec()
+            ),
+            Err(_) => "absent".into(),
+        };
+        seen.push_str(&format!("{name}\0{stat}\0"));
+    }
+    fsx::sha256_hex(seen.as_bytes())
 }
 
 fn repo_config(r: &RepoEntry) -> RepoConfig {

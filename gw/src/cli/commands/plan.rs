@@ -176,6 +176,13 @@ pub fn plan(ctx: &Ctx<'_>, a: PlanArgs, ui: Ui) -> CmdResult {
     let mut saved = None;
     if let Some(out) = out {
         let path = plan_file(&ctx.env.resolve_path(&out), &out)?;
+        if ctx.territory().is_groves_own(ctx.home.root(), &path) {
+            return Err(Error::usage(format!(
+                "`{}` is grove's own (its directory, or a workspace directory outside any workspace); --out does not write there",
+                path.display()
+            ))
+            .with_fix("Save the plan elsewhere: `--out plan.json` in your own directory"));
+        }
         let text = serde_json::to_string_pretty(&doc).expect("plans serialise");
         if crate::redact::has_url_userinfo(&text) {
             // grove writes no credential to disk; the plan's inputs hold a URL's.

@@ -13,41 +13,79 @@ use crate::git;
 /// the branch checked out, its `[branch "<name>"]` section removed, then the branch and
 /// its reflog — but only while it is at `tip`, and in one transaction with the reference
 /// `keep` that keeps the tip (left as it is when it already points there). One git
-/// process, where `branch -D` and an `update-ref` took two.
+/// process, where `branch -D` and an `update-ref` took two. When the branch stays (refused,
+/// or the transaction failed: another git process holds a lock), `keep` is made alone and
+/// the settings are written back, so the trash entry keeps the tip whatever the branch
+/// does next, and a branch that stays keeps its settings.
 pub(super) fn branch(source: &Path, branch: &str, tip: &str, keep: Option<&str>) -> Result<Done> {
     let repo = git::Repo::open(source)?;
-    match repo.local_branch(branch) {
-        None => return Ok(Done::Absent),
-        Some(at) if at != tip => return Err(moved(branch, tip, &at)),
-        Some(_) => {}
-    }
+    let Some(at) = repo.local_branch(branch) else {
+        return Ok(Done::Absent);
+    };
     let create = match keep.map(|k| (k, repo.reference(k))) {
         Some((k, None)) => Some(k),
         Some((k, Some(at))) if at != tip => return Err(moved(k, tip, &at)),
         _ => None,
     };
+    // The tip is kept even when the branch is not deleted: the deletion's transaction,
+    // which makes the reference otherwise, does not happen.
+    let kept_alone = |e: Error| -> Error {
+        if let Some(k) = create
+            && repo.rev(&format!("{tip}^{{commit}}")).is_some()
+            && let Err(also) = git::ref_create(source, k, tip).map_err(Error::from)
+        {
+            let message = format!(
+                "{}; keeping its tip failed too: {}",
+                e.message, also.message
+            );
+            return e.with_message(message);
+        }
+        e
+    };
+    if at != tip {
+        return Err(kept_alone(moved(branch, tip, &at)));
+    }
     if let Some(wt) = repo
         .worktrees()?
         .into_iter()
         .find(|w| w.branch.as_deref() == Some(branch))
     {
-        return Err(Error::new(
-            Code::StateChanged,
-            format!(
-                "branch {branch} is checked out at `{}`, so it was not deleted",
-                wt.path.display()
-            ),
-        )
-        .with_fix("Switch that worktree to another branch, then run `gw doctor --fix`"));
+        return Err(kept_alone(
+            Error::new(
+                Code::StateChanged,
+                format!(
+                    "branch {branch} is checked out at `{}`, so it was not deleted",
+                    wt.path.display()
+                ),
+            )
+            .with_fix("Switch that worktree to another branch, then run `gw doctor --fix`"),
+        ));
     }
     // The settings first: a branch left without them is still deleted by a retry, while
     // settings left behind would be inherited by the next branch of that name.
-    if repo.has_branch_section(branch) {
+    let settings = if repo.has_branch_section(branch) {
+        let settings = repo.branch_config(branch);
         git::config_remove_section(source, &format!("branch.{branch}"))?;
-    }
+        settings
+    } else {
+        Vec::new()
+    };
     let full = format!("refs/heads/{branch}");
     let creates: Vec<(&str, &str)> = create.map(|k| (k, tip)).into_iter().collect();
-    git::refs_transaction(source, &creates, &[(&full, tip)])?;
+    if let Err(e) = git::refs_transaction(source, &creates, &[(&full, tip)]).map_err(Error::from) {
+        for (key, value) in &settings {
+            if let Err(also) =
+                git::branch_config_add(source, branch, key, value).map_err(Error::from)
+            {
+                let message = format!(
+                    "{}; writing its settings back failed too: {}",
+                    e.message, also.message
+                );
+                return Err(kept_alone(e.with_message(message)));
+            }
+        }
+        return Err(kept_alone(e));
+    }
     Ok(Done::Removed)
 }
 

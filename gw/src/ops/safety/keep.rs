@@ -133,10 +133,22 @@ fn pin(source: &Path, keep: &Path) -> Result<()> {
             && head == k.tip
     });
     let head_pin = (!kept_by_deletion).then_some((head_ref, head));
+    // The worktree's own references (`refs/bisect/*`, `refs/worktree/*`) live in its
+    // private git directory, where no `git gc` of the repository looks any more.
+    let own = worktree_refs(&keep.join("refs"))
+        .into_iter()
+        .filter(|(_, oid)| repo.rev(&format!("{oid}^{{object}}")).is_some())
+        .map(|(rel, oid)| {
+            (
+                format!("{}worktree/{i}/{rel}", trash::entry_refs(&id)),
+                Some(oid),
+            )
+        });
     let pins = head_pin
         .into_iter()
         .chain([(trash::pin_ref(&id, "index", i), index)])
-        .chain(merging);
+        .chain(merging)
+        .chain(own);
     for (name, oid) in pins {
         let Some(oid) = oid else { continue };
         match repo.reference(&name) {
@@ -146,6 +158,26 @@ fn pin(source: &Path, keep: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The loose references under `dir` (a kept registration's `refs/`): each one's path below
+/// it (plain names only) and the object it names; symbolic ones are left out.
+fn worktree_refs(dir: &Path) -> Vec<(String, String)> {
+    walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(dir).ok()?.to_str()?.to_string();
+            let oid = fsx::read_optional(e.path()).ok()??.trim().to_string();
+            let plain = rel
+                .split('/')
+                .all(|c| !c.is_empty() && !c.starts_with('.') && !c.ends_with(".lock"));
+            (plain && !oid.is_empty() && oid.chars().all(|c| c.is_ascii_hexdigit()))
+                .then_some((rel, oid))
+        })
+        .collect()
 }
 
 /// Removes the reference `name` of `source` that kept a tip for a trash entry, while it

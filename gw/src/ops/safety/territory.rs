@@ -57,6 +57,26 @@ impl Territory {
             .map(|r| (r.as_path(), resolved))
     }
 
+    /// Whether `path` is one of grove's own places, where nothing but grove writes: inside
+    /// its directory `home` (state, configuration, journals, locks, plugins) or a workspace
+    /// directory (its trash, or a file of its own) — but not inside a workspace there
+    /// (`<workspace dir>/<name>/…`, which is the user's).
+    pub fn is_groves_own(&self, home: &Path, path: &Path) -> bool {
+        let Some(resolved) = crate::fsx::canonical_lenient(path) else {
+            return false;
+        };
+        let in_workspace = self.roots.iter().any(|r| {
+            resolved
+                .strip_prefix(r)
+                .ok()
+                .filter(|rest| rest.components().count() > 1)
+                .and_then(|rest| rest.components().next())
+                .is_some_and(|c| !c.as_os_str().to_string_lossy().starts_with('.'))
+        });
+        let in_home = crate::fsx::canonical_lenient(home).is_some_and(|h| resolved.starts_with(h));
+        !in_workspace && (in_home || self.roots.iter().any(|r| resolved.starts_with(r)))
+    }
+
     /// Refuses, before anything is done to it, a path outside every workspace directory.
     /// `what` says what was about to happen ("delete the workspace directory").
     pub fn check(&self, path: &Path, what: &str) -> Result<()> {
