@@ -42,8 +42,7 @@ pub fn branch_kept(
 /// so no `git gc` takes them while the workspace is in the trash. Done again (recovery),
 /// what is at `keep` is pinned whether or not the registration was still there.
 pub fn registration_kept(ctx: &Ctx<'_>, source: &Path, path: &Path, keep: &Path) -> Result<Done> {
-    ctx.territory()
-        .check(keep, "keep a worktree registration at")?;
+    // `erase` checks `keep` against the territory before anything moves or is read.
     if !source.is_dir() {
         return Ok(Done::Absent);
     }
@@ -63,9 +62,10 @@ pub fn registration_kept(ctx: &Ctx<'_>, source: &Path, path: &Path, keep: &Path)
 }
 
 /// Makes the references that keep what only a kept registration held reachable: its HEAD
-/// — the branch's tip under `refs/grove/trash/<id>/<i>` when HEAD is on a branch (the tip a
-/// deleted branch's deletion then finds kept already, and a kept branch's, should someone
-/// delete it later), `…/head/<i>` when it is detached — and, when it holds something
+/// — the branch's tip under `refs/grove/trash/<id>/<i>` when HEAD is on a branch (a kept
+/// branch's, should someone delete it later; a branch the removal deletes has that
+/// reference made by its deletion's transaction), `…/head/<i>` when it is detached or on
+/// another branch — and, when it holds something
 /// HEAD's tree does not (staged content), its index as a tree under `…/index/<i>` (the entry
 /// and `i` are where `keep` is). An index that holds a conflict is not kept as a tree.
 fn pin(source: &Path, keep: &Path) -> Result<()> {
