@@ -260,20 +260,32 @@ pub fn refs_transaction(
             format!("not a reference to update: {name:?}"),
         ));
     }
-    let mut input = Vec::new();
+    // An explicit transaction: input cut short (grove killed while writing it) is aborted
+    // by git, never committed in part.
+    let mut input = b"start\0".to_vec();
     for (name, oid) in creates {
         input.extend_from_slice(format!("create {name}\0{oid}\0").as_bytes());
     }
     for (name, oid) in deletes {
         input.extend_from_slice(format!("delete {name}\0{oid}\0").as_bytes());
     }
-    check(
-        Cmd::git(source)
-            .args(["update-ref", "--no-deref", "-z", "--stdin"])
-            .input(input),
-        source,
-    )?;
+    input.extend_from_slice(b"commit\0");
+    check(update_ref(source).input(input), source)?;
     Ok(())
+}
+
+/// Starts the `git update-ref` of a coming [`refs_transaction`] in `source` now: it
+/// waits for its input, having changed nothing, while grove does what comes first (on a
+/// busy machine git's start took most of a delete's branch deletion). `None` when it
+/// cannot be started: the transaction then starts its own.
+pub fn warm_update_ref(source: &Path) -> Option<crate::proc::Warm> {
+    update_ref(source).prestart().ok()
+}
+
+fn update_ref(source: &Path) -> Cmd {
+    let mut cmd = Cmd::git(source);
+    cmd.args(["update-ref", "--no-deref", "-z", "--stdin"]);
+    cmd
 }
 
 /// `git config --remove-section <section>` in the repository's own configuration.

@@ -386,6 +386,10 @@ pub fn remove(ctx: &Ctx<'_>, locks: Locks, req: Request<'_>) -> Result<Removed, 
     );
     // Recorded with the journal's first write (one durable write fewer).
     let (mut tx, first) = Tx::begin_with(ctx, locks, req.kind, &ws.name, &[], first)?;
+    // The git processes that delete the branches start now (keeping the journal's lock,
+    // as every child of the operation does) and wait for their input while the commit's
+    // writes wait for the disk; one not needed ends when this is dropped.
+    let _warm: Vec<crate::proc::Warm> = ahead_of_deletion(req.targets, &fates);
     let moved = tx.run_intended(&first, false);
     let mut removed = Removed::default();
     let mut deletes = Vec::new();
@@ -462,6 +466,23 @@ pub fn remove(ctx: &Ctx<'_>, locks: Locks, req: Request<'_>) -> Result<Removed, 
         }
     }
     Ok(removed)
+}
+
+/// A `git update-ref` started ahead for each repository where one of `targets` has its
+/// branch deleted ([`git::warm_update_ref`]).
+fn ahead_of_deletion(targets: &[RepoEntry], fates: &[Option<Fate>]) -> Vec<crate::proc::Warm> {
+    let mut sources: Vec<&std::path::Path> = targets
+        .iter()
+        .zip(fates)
+        .filter(|(_, f)| matches!(f, Some(Fate::Delete { .. })))
+        .map(|(r, _)| r.source_repo.as_path())
+        .collect();
+    sources.sort();
+    sources.dedup();
+    sources
+        .into_iter()
+        .filter_map(git::warm_update_ref)
+        .collect()
 }
 
 /// Without `--force`: what the worktrees (and the workspace directory) hold now must be

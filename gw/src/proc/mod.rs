@@ -19,8 +19,10 @@
 
 mod detach;
 mod drive;
+mod fork;
 pub mod signals;
 mod stop;
+mod warm;
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -34,6 +36,7 @@ use std::time::{Duration, Instant};
 
 pub use drive::group_alive;
 pub use stop::{STOP_GRACE, SignalGuard, Stop, StopReason, signal_name};
+pub use warm::Warm;
 
 use drive::Watch;
 
@@ -329,10 +332,22 @@ impl Cmd {
         }
     }
 
-    /// Runs to completion, capturing stdout and stderr; any exit status is `Ok`.
+    /// Runs to completion, capturing stdout and stderr; any exit status is `Ok`. A command
+    /// given input that was [prestarted](Cmd::prestart) is given it and collected.
     pub fn run(&self) -> Result<Output, Error> {
         if self.timeout.is_some() {
             return self.stream(&mut |_, _| {});
+        }
+        if let Some(input) = &self.input
+            && let Some(started) = warm::take(&self.warm_key())
+        {
+            let (status, stdout, stderr) =
+                started.finish(input).map_err(|e| self.spawn_error(e))?;
+            return Ok(Output {
+                status: Status::from_exit(status),
+                stdout: String::from_utf8_lossy(&stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&stderr).into_owned(),
+            });
         }
         let child = self.spawn()?;
         let _tracked = signals::track(child.id(), !self.finish);
@@ -399,6 +414,41 @@ impl Cmd {
                 stop: Some((stop, after)),
             },
             &mut |stream, raw| on_line(stream, raw.trim_end_matches(['\n', '\r'])),
+        )
+    }
+
+    /// Starts this command now, for a later [`Cmd::run`] of the same command (program,
+    /// arguments, directory and environment) with [input](Cmd::input) to take: it is
+    /// forked without waiting for its exec ([`warm`]), and waits for that input, having
+    /// changed nothing. Dropped unused, the returned guard gives it the end of its input
+    /// and waits for it. Only for a command that reads all its input before it acts and
+    /// finishes once started (git), started by the operation that runs it, while that
+    /// operation holds its lock: the child keeps the locks held now ([`inherit_lock`]).
+    pub fn prestart(&self) -> Result<Warm, Error> {
+        debug_assert!(self.finish && self.timeout.is_none());
+        let locks = inherited()
+            .iter()
+            .map(|(_, f)| f.try_clone())
+            .collect::<io::Result<Vec<File>>>()
+            .map_err(|e| self.spawn_error(e))?;
+        let keep: Vec<std::os::fd::RawFd> =
+            locks.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
+        // `locks` stay open here until the child has its own copies.
+        warm::start(self.warm_key(), &self.base(), &keep).map_err(|e| self.spawn_error(e))
+    }
+
+    /// What makes two commands the same for [`Cmd::prestart`].
+    fn warm_key(&self) -> String {
+        format!(
+            "{:?}",
+            (
+                &self.program,
+                &self.args,
+                &self.cwd,
+                &self.envs,
+                &self.removed,
+                &defaults().env,
+            )
         )
     }
 
@@ -555,6 +605,98 @@ mod tests {
         std::env::temp_dir()
     }
 
+    /// A command that finishes once started (as git does), reading its input first.
+    fn finishing(script: &str, dir: &Path) -> Cmd {
+        let mut cmd = Cmd::shell(script, dir);
+        cmd.finish = true;
+        cmd
+    }
+
+    /// A prestarted command runs only once a run of the same command gives it its input:
+    /// that run gets its output and status. A different command is not it, and starts its
+    /// own.
+    #[test]
+    fn a_prestarted_command_is_the_one_a_later_identical_run_gives_its_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = "read x; echo \"$x\" > seen; echo \"out $x\"; echo err >&2; exit 3";
+        let warm = finishing(script, dir.path()).prestart().unwrap();
+        let other = finishing("cat; echo other", dir.path())
+            .input(b"in".to_vec())
+            .run()
+            .unwrap();
+        assert_eq!(other.stdout, "inother\n", "another command starts its own");
+        let key = finishing(script, dir.path()).warm_key();
+        assert!(warm::waiting(&key));
+        let out = finishing(script, dir.path())
+            .input(b"given\n".to_vec())
+            .run()
+            .unwrap();
+        assert_eq!(out.status, Status::Exited(3));
+        assert_eq!(out.stdout, "out given\n");
+        assert_eq!(out.stderr, "err\n");
+        assert_eq!(
+            crate::fsx::read(&dir.path().join("seen")).unwrap(),
+            "given\n"
+        );
+        assert!(!warm::waiting(&key), "the run took the started one");
+        drop(warm);
+        // Once used it is not there to be used again: the next run is a new process.
+        let again = finishing(script, dir.path())
+            .input(b"twice\n".to_vec())
+            .run()
+            .unwrap();
+        assert_eq!(again.stdout, "out twice\n");
+    }
+
+    /// One never used gets the end of its input when its guard goes, and is waited for: it
+    /// has done nothing but read that end.
+    #[test]
+    fn a_prestarted_command_not_used_reads_the_end_of_its_input_and_is_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = "if read x; then echo \"got $x\"; else echo eof; fi > seen";
+        let warm = finishing(script, dir.path()).prestart().unwrap();
+        drop(warm);
+        assert_eq!(crate::fsx::read(&dir.path().join("seen")).unwrap(), "eof\n");
+    }
+
+    /// A prestarted child is the leader of a group of its own and keeps the operation's
+    /// lock open, as every child of an operation does; an exec that fails is the run's
+    /// spawn error, as a plain run's would be.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_prestarted_command_keeps_the_operations_lock_and_reports_a_failed_exec() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = File::create(dir.path().join("op.lock")).unwrap();
+        let guard = inherit_lock(&lock).unwrap();
+        let script = "read x; cut -d' ' -f5 /proc/$$/stat; ls -l /proc/$$/fd";
+        let warm = finishing(script, dir.path()).prestart().unwrap();
+        let mut run = finishing(script, dir.path());
+        run.input(b"\n".to_vec());
+        assert!(warm::waiting(&run.warm_key()));
+        let out = run.run().unwrap();
+        assert!(
+            !warm::waiting(&run.warm_key()),
+            "the run took the started one"
+        );
+        drop((warm, guard));
+        let mut lines = out.stdout.lines();
+        let pgid: i32 = lines.next().unwrap().trim().parse().unwrap();
+        assert_ne!(pgid, rustix::process::getpgrp().as_raw_nonzero().get());
+        assert!(lines.any(|l| l.ends_with("/op.lock")), "{}", out.stdout);
+
+        let mut missing = Cmd::new(dir.path().join("no-such-program"), dir.path());
+        missing.finish = true;
+        let warm = missing.prestart().unwrap();
+        assert!(warm::waiting(&missing.warm_key()));
+        let err = missing.clone().input(b"x".to_vec()).run().unwrap_err();
+        assert!(!warm::waiting(&missing.warm_key()));
+        assert!(
+            matches!(&err, Error::Spawn { source, .. } if source.kind() == io::ErrorKind::NotFound),
+            "{err:?}"
+        );
+        drop(warm);
+    }
+
     #[test]
     fn a_failure_message_is_one_line_with_the_reason() {
         let stderr = "Cloning into 'x'...\nfatal: 'x' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\n";
@@ -602,8 +744,12 @@ mod tests {
         assert_ne!(pgid, rustix::process::getpgrp().as_raw_nonzero().get());
         assert_eq!(lines[3], "SigBlk:\t0000000000000000", "{text}");
         assert_eq!(lines[4], "eof", "stdin is /dev/null");
-        // A program not named by a path is refused before anything starts.
-        assert!(Cmd::new("sh", dir.path()).spawn_detached().is_err());
+        // A program found in no directory of PATH is refused before anything starts.
+        assert!(
+            Cmd::new("gw-no-such-program", dir.path())
+                .spawn_detached()
+                .is_err()
+        );
     }
 
     #[test]
