@@ -12,7 +12,6 @@
 use std::time::Duration;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::fsx;
 use crate::home::GroveHome;
@@ -58,15 +57,6 @@ fn try_record(home: &GroveHome, event: Event, ws: &Workspace) -> Result<(), Stri
         return Err("no grove directory".into());
     }
     let _lock = lock::acquire(&home.stats_lock(), LOCK_WAIT).map_err(|e| e.to_string())?;
-    let mut events: Vec<Value> = match fsx::read_optional(&path).map_err(|e| e.to_string())? {
-        None => Vec::new(),
-        Some(text) if text.trim().is_empty() => Vec::new(),
-        Some(text) => match serde_json::from_str(&text) {
-            Ok(Value::Array(a)) => a,
-            // Not ours to repair.
-            _ => return Err(format!("{} is not a JSON array", path.display())),
-        },
-    };
     let record = Record {
         event: event.as_str(),
         timestamp: crate::time::now_local(),
@@ -75,9 +65,25 @@ fn try_record(home: &GroveHome, event: Event, ws: &Workspace) -> Result<(), Stri
         repo_names: ws.repos.iter().map(|r| r.repo_name.as_str()).collect(),
         repo_count: ws.repos.len(),
     };
-    events.push(serde_json::to_value(record).map_err(|e| e.to_string())?);
-    let mut text = serde_json::to_string_pretty(&events).map_err(|e| e.to_string())?;
-    text.push('\n');
+    // The event goes in before the array's closing bracket, as an element of the pretty
+    // array: what was there is kept as it is, not parsed and written again (the log only
+    // grows, and every create and delete paid for all of it).
+    let element = serde_json::to_string_pretty(&record)
+        .map_err(|e| e.to_string())?
+        .lines()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let before = fsx::read_optional(&path).map_err(|e| e.to_string())?;
+    let text = match before.as_deref().map(str::trim) {
+        None | Some("") => format!("[\n{element}\n]\n"),
+        Some(old) => match old.strip_prefix('[').and_then(|o| o.strip_suffix(']')) {
+            Some(inner) if inner.trim().is_empty() => format!("[\n{element}\n]\n"),
+            Some(_) => format!("{},\n{element}\n]\n", old[..old.len() - 1].trim_end()),
+            // Not ours to repair.
+            None => return Err(format!("{} is not a JSON array", path.display())),
+        },
+    };
     // Losing the last event to a power cut costs nothing: no `fsync`.
     fsx::write_atomic_lazily(&path, text.as_bytes()).map_err(|e| e.to_string())
 }
@@ -86,6 +92,7 @@ fn try_record(home: &GroveHome, event: Event, ws: &Workspace) -> Result<(), Stri
 #[allow(clippy::disallowed_methods)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     /// A workspace as `state.json` records it.
     fn ws(name: &str, repos: &[&str]) -> Workspace {
@@ -125,6 +132,27 @@ mod tests {
             "the Go layout: {ts}"
         );
         assert_eq!(ts.len(), "2026-05-01T09:30:12.123456".len(), "{ts}");
+    }
+
+    /// Appended in place, the file is still laid out as the whole array written pretty:
+    /// from no file, from an empty array, one event after another.
+    #[test]
+    fn the_appended_file_is_the_pretty_array() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = GroveHome::new(dir.path());
+        for start in [None, Some("[]"), Some(" [ \n] \n")] {
+            if let Some(text) = start {
+                std::fs::write(home.stats(), text).unwrap();
+            } else {
+                let _ = std::fs::remove_file(home.stats());
+            }
+            record(&home, Event::WorkspaceCreated, &ws("x", &["api"]));
+            record(&home, Event::WorkspaceDeleted, &ws("x", &["api"]));
+            let text = std::fs::read_to_string(home.stats()).unwrap();
+            let v: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(v.as_array().unwrap().len(), 2, "{text}");
+            assert_eq!(text, serde_json::to_string_pretty(&v).unwrap() + "\n");
+        }
     }
 
     #[test]
