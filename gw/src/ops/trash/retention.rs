@@ -149,8 +149,12 @@ pub fn purge(ctx: &Ctx<'_>, k: &Kept, background: bool) -> Result<bool> {
 }
 
 /// On a mutating command's way: purges up to [`SWEEP_LIMIT`] entries retention lets go,
-/// their files in the background. Failures are left for the next command.
+/// their files in the background. Failures are left for the next command. Not when the
+/// command started a [`tidy`], which purges all of them.
 pub fn sweep(ctx: &Ctx<'_>) {
+    if TIDY_STARTED.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
     let Ok(config) = ctx.config() else {
         return;
     };
@@ -243,8 +247,13 @@ pub fn tidy_in_background(ctx: &Ctx<'_>, entry: Option<&Path>) {
     if let Some(entry) = entry {
         cmd.arg(entry);
     }
-    let _ = cmd.spawn_detached();
+    if cmd.spawn_detached().is_ok() {
+        TIDY_STARTED.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
+
+/// This process started a [`tidy`].
+static TIDY_STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// How long ago `t` was, as `3d`, `5h`, `12m` or `now`.
 pub fn ago(now: Timestamp, t: Timestamp) -> String {
