@@ -10,6 +10,9 @@ impl Repo {
     /// hashed in process without writing anything; `None` when it cannot be read or holds
     /// what a tree cannot (a conflict, an intent-to-add file).
     pub fn tree_of_index_file(&self, path: &Path) -> Option<String> {
+        if let Some(known) = trailer(path, self.repo.object_hash()).and_then(|c| hashed(&c)) {
+            return known.map(|id| id.to_string());
+        }
         index_tree(&self.index_at(path)?).map(|id| id.to_string())
     }
 
@@ -46,6 +49,51 @@ impl Repo {
 /// `None` when an entry has no place in a tree (a conflict, an intent-to-add file, a sparse
 /// directory) or a tree cannot be hashed.
 pub(super) fn index_tree(index: &gix::index::File) -> Option<gix::ObjectId> {
+    let checksum = index.checksum().filter(|c| !c.is_null());
+    if let Some(known) = checksum.and_then(|c| hashed(&c)) {
+        return known;
+    }
+    let tree = entries_tree(index);
+    if let Some(c) = checksum {
+        HASHED
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((c, tree));
+    }
+    tree
+}
+
+/// The trees of the index files this process hashed, by the checksum each ends with (a
+/// hash of all the bytes before it; none when `index.skipHash` leaves it null): a delete
+/// hashes the worktree's index when it inspects it, and again when it keeps it in the
+/// trash, unchanged or (another checksum) changed since.
+static HASHED: std::sync::Mutex<Vec<(gix::ObjectId, Option<gix::ObjectId>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+fn hashed(checksum: &gix::ObjectId) -> Option<Option<gix::ObjectId>> {
+    HASHED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .find(|(c, _)| c == checksum)
+        .map(|(_, tree)| *tree)
+}
+
+/// The checksum the index file at `path` ends with, read without reading the rest; `None`
+/// when it has none (null) or cannot be read.
+fn trailer(path: &Path, kind: gix::hash::Kind) -> Option<gix::ObjectId> {
+    use std::io::{Read, Seek, SeekFrom};
+    let len = kind.len_in_bytes();
+    let mut file = std::fs::File::open(path).ok()?;
+    file.seek(SeekFrom::End(-(len as i64))).ok()?;
+    let mut bytes = vec![0; len];
+    file.read_exact(&mut bytes).ok()?;
+    gix::ObjectId::try_from(bytes.as_slice())
+        .ok()
+        .filter(|c| !c.is_null())
+}
+
+fn entries_tree(index: &gix::index::File) -> Option<gix::ObjectId> {
     let entries = index.entries();
     if entries.iter().any(|e| {
         e.stage_raw() != 0

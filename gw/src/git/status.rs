@@ -554,7 +554,15 @@ mod tests {
         git(&dir, &["add", "staged.txt"]);
         assert_eq!(repo.written_tree_of(&index), None);
         let tree = crate::git::write_tree(&dir, &index).unwrap();
-        assert_eq!(repo.written_tree_of(&index), Some(tree));
+        assert_eq!(repo.written_tree_of(&index), Some(tree.clone()));
+        // Hashed again from its file (once known, by the checksum it ends with): never the
+        // tree of the index as it was before.
+        assert_eq!(repo.tree_of_index_file(&index), Some(tree));
+        git(&dir, &["rm", "-q", "--cached", "staged.txt"]);
+        assert_eq!(
+            repo.tree_of_index_file(&index).as_deref(),
+            Some(head.trim())
+        );
         // An intent-to-add entry has no place in a tree.
         write("later.txt", "later");
         git(&dir, &["add", "-N", "later.txt"]);
