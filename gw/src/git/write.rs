@@ -260,16 +260,22 @@ pub fn refs_transaction(
             format!("not a reference to update: {name:?}"),
         ));
     }
-    // An explicit transaction: input cut short (grove killed while writing it) is aborted
-    // by git, never committed in part.
-    let mut input = b"start\0".to_vec();
+    let mut input = Vec::new();
     for (name, oid) in creates {
         input.extend_from_slice(format!("create {name}\0{oid}\0").as_bytes());
     }
     for (name, oid) in deletes {
         input.extend_from_slice(format!("delete {name}\0{oid}\0").as_bytes());
     }
-    input.extend_from_slice(b"commit\0");
+    // git commits what it read when its input ends. Input that fits in one atomic pipe
+    // write (`PIPE_BUF`, 512 bytes at least) reaches it whole or not at all, even when grove
+    // is killed writing it; longer input is an explicit transaction, which git aborts when
+    // the input ends before its `commit` (it then prints a line per verb, each waking grove
+    // on a busy machine, so only then).
+    if input.len() > 512 {
+        input.splice(0..0, b"start\0".iter().copied());
+        input.extend_from_slice(b"commit\0");
+    }
     check(update_ref(source).input(input), source)?;
     Ok(())
 }
@@ -494,6 +500,35 @@ fn reason(stderr: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Short or long (an explicit transaction), the transaction is all of it or nothing:
+    /// one delete whose reference moved keeps every create from happening.
+    #[test]
+    fn a_refs_transaction_of_any_length_is_all_or_nothing() {
+        use crate::ops::testutil::git;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        git(dir, &["init", "-q", "-b", "main"]);
+        git(dir, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        let tip = git(dir, &["rev-parse", "HEAD"]).trim().to_string();
+        git(dir, &["branch", "gone"]);
+        let names: Vec<String> = (0..20).map(|i| format!("refs/grove/t/{i:02}")).collect();
+        for n in [1usize, 20] {
+            let creates: Vec<(&str, &str)> =
+                names[..n].iter().map(|m| (m.as_str(), tip.as_str())).collect();
+            let wrong = "0".repeat(40);
+            let moved = refs_transaction(dir, &creates, &[("refs/heads/gone", &wrong)]);
+            assert!(moved.is_err());
+            let listed = git(dir, &["for-each-ref", "--format=%(refname)"]);
+            assert!(!listed.contains("refs/grove/"), "{n}: {listed}");
+            refs_transaction(dir, &creates, &[("refs/heads/gone", &tip)]).unwrap();
+            let listed = git(dir, &["for-each-ref", "--format=%(refname)", "refs/grove/"]);
+            assert_eq!(listed.lines().count(), n, "{listed}");
+            let deletes: Vec<(&str, &str)> = creates.clone();
+            refs_transaction(dir, &[], &deletes).unwrap();
+            git(dir, &["branch", "gone"]);
+        }
+    }
 
     #[test]
     fn reads_git_progress_lines() {
