@@ -333,16 +333,17 @@ impl Cmd {
     }
 
     /// Runs to completion, capturing stdout and stderr; any exit status is `Ok`. A command
-    /// given input that was [prestarted](Cmd::prestart) is given it and collected.
+    /// given input that was [prestarted](Cmd::prestart) is given it and collected (started
+    /// again here when the prestarted one's exec failed).
     pub fn run(&self) -> Result<Output, Error> {
         if self.timeout.is_some() {
             return self.stream(&mut |_, _| {});
         }
         if let Some(input) = &self.input
             && let Some(started) = warm::take(&self.warm_key())
+            && let Some((status, stdout, stderr)) =
+                started.finish(input).map_err(|e| self.spawn_error(e))?
         {
-            let (status, stdout, stderr) =
-                started.finish(input).map_err(|e| self.spawn_error(e))?;
             return Ok(Output {
                 status: Status::from_exit(status),
                 stdout: String::from_utf8_lossy(&stdout).into_owned(),

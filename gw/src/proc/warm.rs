@@ -108,8 +108,11 @@ pub(super) type Finished = (ExitStatus, Vec<u8>, Vec<u8>);
 
 impl Started {
     /// Gives the command `input` (then the end of it), reads its output to the end and
-    /// waits for it. The error of an exec that failed, as a spawn would have returned it.
-    pub(super) fn finish(self, input: &[u8]) -> io::Result<Finished> {
+    /// waits for it. `None` when its exec failed (it is waited for, having done nothing):
+    /// the run starts the command as a plain run does, which `execvp` may still start (a
+    /// script without `#!` runs under `/bin/sh`; a program it cannot run is passed over for
+    /// the next in `PATH`), or fails with the error a plain run gets.
+    pub(super) fn finish(self, input: &[u8]) -> io::Result<Option<Finished>> {
         let Started {
             pid,
             mut stdin,
@@ -119,15 +122,15 @@ impl Started {
         } = self;
         let mut errno = Vec::new();
         exec_failed.read_to_end(&mut errno)?;
-        if let Ok(code) = <[u8; 4]>::try_from(errno.as_slice()) {
+        if errno.len() == 4 {
             let _ = wait(pid);
-            return Err(io::Error::from_raw_os_error(i32::from_ne_bytes(code)));
+            return Ok(None);
         }
         // A child that exits without reading it all fails on its own; its status says.
         let _ = stdin.write_all(input);
         drop(stdin);
         let (out, err) = read_both(stdout, stderr)?;
-        Ok((wait(pid)?, out, err))
+        Ok(Some((wait(pid)?, out, err)))
     }
 
     /// The command is not needed: it reads the end of its input, and is waited for.
@@ -205,4 +208,39 @@ fn read_both(out: File, err: File) -> io::Result<(Vec<u8>, Vec<u8>)> {
     }
     let [(_, out, _), (_, err, _)] = streams;
     Ok((out, err))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Cmd, Status};
+
+    /// A program the exec cannot start as it is — a script without `#!`, which `execvp`
+    /// (and so a plain run) hands to `/bin/sh` — still runs when it was prestarted: the
+    /// run starts it as a plain run would, the started one having done nothing.
+    #[test]
+    #[allow(clippy::disallowed_methods)]
+    fn a_prestarted_command_whose_exec_fails_runs_as_a_plain_run_would() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let tool = bin.join("tool");
+        std::fs::write(&tool, "read x; echo \"ran $x\"\n").unwrap();
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path =
+            std::env::join_paths([bin.as_path(), "/usr/bin".as_ref(), "/bin".as_ref()]).unwrap();
+        let cmd = || {
+            let mut c = Cmd::new("tool", dir.path());
+            c.finish = true;
+            c.env("PATH", &path);
+            c
+        };
+        let plain = cmd().input(b"plain\n".to_vec()).run().unwrap();
+        assert_eq!(plain.stdout, "ran plain\n", "{plain:?}");
+        let warm = cmd().prestart().unwrap();
+        let out = cmd().input(b"warm\n".to_vec()).run().unwrap();
+        assert_eq!(out.status, Status::Exited(0), "{out:?}");
+        assert_eq!(out.stdout, "ran warm\n");
+        drop(warm);
+    }
 }
