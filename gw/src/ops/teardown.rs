@@ -386,9 +386,8 @@ pub fn remove(ctx: &Ctx<'_>, locks: Locks, req: Request<'_>) -> Result<Removed, 
     );
     // Recorded with the journal's first write (one durable write fewer).
     let (mut tx, first) = Tx::begin_with(ctx, locks, req.kind, &ws.name, &[], first)?;
-    // The git processes that delete the branches start now (keeping the journal's lock,
-    // as every child of the operation does) and wait for their input while the commit's
-    // writes wait for the disk; one not needed ends when this is dropped.
+    // The git processes that delete the branches start now (keeping the journal's lock) and
+    // wait for their input while the commit's writes wait for the disk; dropped unneeded.
     let _warm: Vec<crate::proc::Warm> = ahead_of_deletion(req.targets, &fates);
     let moved = tx.run_intended(&first, false);
     let mut removed = Removed::default();
