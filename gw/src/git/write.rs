@@ -280,12 +280,18 @@ pub fn refs_transaction(
     Ok(())
 }
 
-/// Starts the `git update-ref` of a coming [`refs_transaction`] in `source` now: it
-/// waits for its input, having changed nothing, while grove does what comes first (on a
-/// busy machine git's start took most of a delete's branch deletion). `None` when it
-/// cannot be started: the transaction then starts its own.
-pub fn warm_update_ref(source: &Path) -> Option<crate::proc::Warm> {
-    update_ref(source).prestart().ok()
+/// Starts the `git update-ref` of a coming [`refs_transaction`] in each of `sources` (once
+/// each) now: it waits for its input, having changed nothing, while grove does what comes
+/// first (on a busy machine git's start took most of a delete's branch deletion). One that
+/// cannot be started is left out: the transaction then starts its own.
+pub fn warm_update_refs<'a>(sources: impl Iterator<Item = &'a Path>) -> Vec<crate::proc::Warm> {
+    let mut sources: Vec<&Path> = sources.collect();
+    sources.sort();
+    sources.dedup();
+    sources
+        .into_iter()
+        .filter_map(|s| update_ref(s).prestart().ok())
+        .collect()
 }
 
 fn update_ref(source: &Path) -> Cmd {
@@ -501,6 +507,33 @@ fn reason(stderr: &str) -> String {
 mod tests {
     use super::*;
 
+    /// A `git update-ref` started ahead runs the transaction it is given; one never used
+    /// ends without running it, so the repository's `reference-transaction` hook never
+    /// hears of it.
+    #[test]
+    fn an_update_ref_started_ahead_runs_only_the_transaction_it_is_given() {
+        use crate::ops::testutil::git;
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        git(dir, &["init", "-q", "-b", "main"]);
+        git(dir, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        let tip = git(dir, &["rev-parse", "HEAD"]).trim().to_string();
+        let hook = dir.join(".git/hooks/reference-transaction");
+        crate::fsx::write_atomic(&hook, b"#!/bin/sh\necho \"$1\" >> hook.log\n").unwrap();
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let log = dir.join("hook.log");
+        let warm = warm_update_refs([dir, dir].into_iter());
+        assert_eq!(warm.len(), 1, "one for each repository");
+        drop(warm);
+        assert!(!log.exists(), "{:?}", crate::fsx::read(&log));
+        let warm = warm_update_refs(std::iter::once(dir));
+        refs_transaction(dir, &[("refs/grove/t/x", &tip)], &[]).unwrap();
+        drop(warm);
+        assert_eq!(crate::fsx::read(&log).unwrap(), "prepared\ncommitted\n");
+        assert_eq!(git(dir, &["rev-parse", "refs/grove/t/x"]).trim(), tip);
+    }
+
     /// Short or long (an explicit transaction), the transaction is all of it or nothing:
     /// one delete whose reference moved keeps every create from happening.
     #[test]
@@ -514,8 +547,10 @@ mod tests {
         git(dir, &["branch", "gone"]);
         let names: Vec<String> = (0..20).map(|i| format!("refs/grove/t/{i:02}")).collect();
         for n in [1usize, 20] {
-            let creates: Vec<(&str, &str)> =
-                names[..n].iter().map(|m| (m.as_str(), tip.as_str())).collect();
+            let creates: Vec<(&str, &str)> = names[..n]
+                .iter()
+                .map(|m| (m.as_str(), tip.as_str()))
+                .collect();
             let wrong = "0".repeat(40);
             let moved = refs_transaction(dir, &creates, &[("refs/heads/gone", &wrong)]);
             assert!(moved.is_err());

@@ -384,11 +384,20 @@ pub fn remove(ctx: &Ctx<'_>, locks: Locks, req: Request<'_>) -> Result<Removed, 
                 to: to.clone(),
             }),
     );
-    // Recorded with the journal's first write (one durable write fewer).
-    let (mut tx, first) = Tx::begin_with(ctx, locks, req.kind, &ws.name, &[], first)?;
+    // The commit point, the state change, is recorded with the steps before it in the
+    // journal's first write (one durable write fewer).
+    first.push(Action::SetState {
+        name: ws.name.clone(),
+        before: Some(Box::new(ws.clone())),
+        after: req.after.clone().map(Box::new),
+    });
+    let (mut tx, mut first) = Tx::begin_with(ctx, locks, req.kind, &ws.name, &[], first)?;
+    let commit = first.pop().expect("the state change is a step");
     // The git processes that delete the branches start now (keeping the journal's lock) and
     // wait for their input while the commit's writes wait for the disk; dropped unneeded.
-    let _warm: Vec<crate::proc::Warm> = ahead_of_deletion(req.targets, &fates);
+    let _warm = git::warm_update_refs(req.targets.iter().zip(&fates).filter_map(|(r, f)| {
+        matches!(f, Some(Fate::Delete { .. })).then_some(r.source_repo.as_path())
+    }));
     let moved = tx.run_intended(&first, false);
     let mut removed = Removed::default();
     let mut deletes = Vec::new();
@@ -423,13 +432,13 @@ pub fn remove(ctx: &Ctx<'_>, locks: Locks, req: Request<'_>) -> Result<Removed, 
         .collect();
     let n_registrations = registrations.len();
     let committed = match moved.into_iter().find_map(Result::err) {
-        Some(e) => Err(e),
-        None => tx.commit_with(
-            Action::SetState {
-                name: ws.name.clone(),
-                before: Some(Box::new(ws.clone())),
-                after: req.after.clone().map(Box::new),
-            },
+        Some(e) => {
+            // Rolling back leaves the state, which was not changed, alone.
+            tx.not_attempted(&[commit]);
+            Err(e)
+        }
+        None => tx.commit_intended(
+            commit,
             registrations
                 .into_iter()
                 .chain(deletes.iter().cloned())
@@ -465,23 +474,6 @@ pub fn remove(ctx: &Ctx<'_>, locks: Locks, req: Request<'_>) -> Result<Removed, 
         }
     }
     Ok(removed)
-}
-
-/// A `git update-ref` started ahead for each repository where one of `targets` has its
-/// branch deleted ([`git::warm_update_ref`]).
-fn ahead_of_deletion(targets: &[RepoEntry], fates: &[Option<Fate>]) -> Vec<crate::proc::Warm> {
-    let mut sources: Vec<&std::path::Path> = targets
-        .iter()
-        .zip(fates)
-        .filter(|(_, f)| matches!(f, Some(Fate::Delete { .. })))
-        .map(|(r, _)| r.source_repo.as_path())
-        .collect();
-    sources.sort();
-    sources.dedup();
-    sources
-        .into_iter()
-        .filter_map(git::warm_update_ref)
-        .collect()
 }
 
 /// Without `--force`: what the worktrees (and the workspace directory) hold now must be

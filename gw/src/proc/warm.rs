@@ -6,8 +6,8 @@
 //! most of it before git read its first byte. [`start`] forks such a command early — it
 //! then waits on its standard input, having changed nothing — and a later run of the same
 //! command ([`take`], from `Cmd::run`) hands it its input and collects it. One that is
-//! never used reads the end of its input and exits, having done nothing; so does one
-//! whose grove dies, as its input closes with it.
+//! never used is killed before it reads anything. One whose grove dies reads the end of
+//! its input, which closes with grove, and exits having changed nothing.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -133,8 +133,13 @@ impl Started {
         Ok(Some((wait(pid)?, out, err)))
     }
 
-    /// The command is not needed: it reads the end of its input, and is waited for.
+    /// The command is not needed: it is killed before it reads anything (the end of its
+    /// input is an empty transaction to git, which runs the `reference-transaction` hook
+    /// for it), and waited for.
     fn abandon(self) {
+        if let Some(pid) = rustix::process::Pid::from_raw(self.pid) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
         drop(self.stdin);
         let _ = wait(self.pid);
     }

@@ -239,6 +239,21 @@ impl<'c, 'a> Tx<'c, 'a> {
     /// interrupts: what is left is finished.
     pub fn commit_with(&mut self, action: Action, then: Vec<Action>) -> Result<Vec<usize>> {
         self.run(action)?;
+        self.committed(then)
+    }
+
+    /// Like [`Tx::commit_with`], for a commit-point action recorded as intended already (by
+    /// [`Tx::begin_with`], with what comes before it: one durable write fewer); `index` is
+    /// its step.
+    pub fn commit_intended(&mut self, index: usize, then: Vec<Action>) -> Result<Vec<usize>> {
+        self.execute(&[index], false)
+            .into_iter()
+            .next()
+            .expect("one result per step")?;
+        self.committed(then)
+    }
+
+    fn committed(&mut self, then: Vec<Action>) -> Result<Vec<usize>> {
         self.mode.switch(signals::Mode::Defer);
         let first = self.journal.record.steps.len();
         self.journal
