@@ -18,5 +18,7 @@ pub fn spawn(cmd: &Command) -> io::Result<()> {
         .write(true)
         .open("/dev/null")?;
     let null = null.as_raw_fd();
-    fork::fork_exec(&exec, [null; 3], &[], None).map(|_| ())
+    fork::fork_exec(&exec, [null; 3], &[], None)?;
+    exec.forget();
+    Ok(())
 }

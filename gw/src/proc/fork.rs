@@ -74,6 +74,15 @@ impl Exec {
     }
 }
 
+impl Exec {
+    /// Leaves what was made for the child allocated. Until it execs, the child shares the
+    /// parent's memory copy-on-write: freeing it (hundreds of strings, the environment's)
+    /// writes to those pages, and each first write to one is a page fault that copies it.
+    pub(super) fn forget(self) {
+        std::mem::forget(self);
+    }
+}
+
 /// The executable file `program` in the first directory of `path` (a `PATH` value) that
 /// has one, as `execvp` would find it; an empty entry is the current directory.
 fn find_in_path(program: &OsStr, path: Option<&OsStr>) -> io::Result<std::path::PathBuf> {

@@ -421,7 +421,7 @@ impl Cmd {
     /// Starts this command now, for a later [`Cmd::run`] of the same command (program,
     /// arguments, directory and environment) with [input](Cmd::input) to take: it is
     /// forked without waiting for its exec ([`warm`]), and waits for that input, having
-    /// changed nothing. Dropped unused, the returned guard gives it the end of its input
+    /// changed nothing. Dropped unused, the returned guard kills it (it has read nothing)
     /// and waits for it. Only for a command that reads all its input before it acts and
     /// finishes once started (git), started by the operation that runs it, while that
     /// operation holds its lock: the child keeps the locks held now ([`inherit_lock`]).

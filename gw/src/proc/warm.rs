@@ -29,7 +29,7 @@ pub(super) struct Started {
 }
 
 /// Keeps a command [`start`]ed until it is used or this is dropped; dropped unused, the
-/// command gets the end of its input and is waited for.
+/// command is killed (it has read nothing) and waited for.
 #[must_use = "dropping it ends the started command"]
 pub struct Warm(u64);
 
@@ -75,6 +75,7 @@ pub(super) fn start(key: String, cmd: &Command, keep: &[RawFd]) -> io::Result<Wa
     // The child has its own copies of its ends: these close here, so that its output
     // and the exec's outcome end when the child is done with them.
     drop((in_read, out_write, err_write, failed_write));
+    exec.forget();
     let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     started().push((
         id,
