@@ -507,6 +507,16 @@ fn reason(stderr: &str) -> String {
 mod tests {
     use super::*;
 
+    /// A repository with one (empty) commit, and that commit.
+    fn one_commit() -> (tempfile::TempDir, String) {
+        use crate::ops::testutil::git;
+        let tmp = tempfile::tempdir().unwrap();
+        git(tmp.path(), &["init", "-q", "-b", "main"]);
+        git(tmp.path(), &["commit", "-q", "--allow-empty", "-m", "one"]);
+        let tip = git(tmp.path(), &["rev-parse", "HEAD"]).trim().to_string();
+        (tmp, tip)
+    }
+
     /// A `git update-ref` started ahead runs the transaction it is given; one never used
     /// ends without running it, so the repository's `reference-transaction` hook never
     /// hears of it.
@@ -514,11 +524,8 @@ mod tests {
     fn an_update_ref_started_ahead_runs_only_the_transaction_it_is_given() {
         use crate::ops::testutil::git;
         use std::os::unix::fs::PermissionsExt;
-        let tmp = tempfile::tempdir().unwrap();
+        let (tmp, tip) = one_commit();
         let dir = tmp.path();
-        git(dir, &["init", "-q", "-b", "main"]);
-        git(dir, &["commit", "-q", "--allow-empty", "-m", "one"]);
-        let tip = git(dir, &["rev-parse", "HEAD"]).trim().to_string();
         let hook = dir.join(".git/hooks/reference-transaction");
         crate::fsx::write_atomic(&hook, b"#!/bin/sh\necho \"$1\" >> hook.log\n").unwrap();
         std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -539,11 +546,8 @@ mod tests {
     #[test]
     fn a_refs_transaction_of_any_length_is_all_or_nothing() {
         use crate::ops::testutil::git;
-        let tmp = tempfile::tempdir().unwrap();
+        let (tmp, tip) = one_commit();
         let dir = tmp.path();
-        git(dir, &["init", "-q", "-b", "main"]);
-        git(dir, &["commit", "-q", "--allow-empty", "-m", "one"]);
-        let tip = git(dir, &["rev-parse", "HEAD"]).trim().to_string();
         git(dir, &["branch", "gone"]);
         let names: Vec<String> = (0..20).map(|i| format!("refs/grove/t/{i:02}")).collect();
         for n in [1usize, 20] {

@@ -173,6 +173,19 @@ pub(super) fn fork_exec(
     }
 }
 
+/// An executable file `bin/tool` under `dir` holding `text` (a program for a test's `PATH`).
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)]
+pub(super) fn test_tool(dir: &Path, text: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let tool = bin.join("tool");
+    std::fs::write(&tool, text).unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    tool
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,13 +194,9 @@ mod tests {
     #[allow(clippy::disallowed_methods)]
     fn a_program_is_found_in_the_path_the_child_gets() {
         let dir = tempfile::tempdir().unwrap();
+        let tool = test_tool(dir.path(), "#!/bin/sh\n");
         let bin = dir.path().join("bin");
-        std::fs::create_dir(&bin).unwrap();
-        let tool = bin.join("tool");
-        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
         std::fs::write(bin.join("plain"), "not executable").unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
         let path = std::env::join_paths([dir.path().join("missing"), bin.clone()]).unwrap();
         assert_eq!(find_in_path(OsStr::new("tool"), Some(&path)).unwrap(), tool);
         let missing = find_in_path(OsStr::new("plain"), Some(&path)).unwrap_err();

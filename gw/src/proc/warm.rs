@@ -224,15 +224,10 @@ mod tests {
     /// (and so a plain run) hands to `/bin/sh` — still runs when it was prestarted: the
     /// run starts it as a plain run would, the started one having done nothing.
     #[test]
-    #[allow(clippy::disallowed_methods)]
     fn a_prestarted_command_whose_exec_fails_runs_as_a_plain_run_would() {
-        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        let bin = dir.path().join("bin");
-        std::fs::create_dir(&bin).unwrap();
-        let tool = bin.join("tool");
-        std::fs::write(&tool, "read x; echo \"ran $x\"\n").unwrap();
-        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let tool = super::super::fork::test_tool(dir.path(), "read x; echo \"ran $x\"\n");
+        let bin = tool.parent().unwrap().to_path_buf();
         let path =
             std::env::join_paths([bin.as_path(), "/usr/bin".as_ref(), "/bin".as_ref()]).unwrap();
         let cmd = || {
