@@ -11,6 +11,7 @@ mod kept;
 mod named;
 mod pristine;
 mod read;
+mod reopen;
 mod scan;
 mod staged;
 mod status;

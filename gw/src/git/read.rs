@@ -149,6 +149,10 @@ impl Repo {
         &self.path
     }
 
+    pub(super) fn from_parts(repo: gix::Repository, path: PathBuf) -> Repo {
+        Repo { repo, path }
+    }
+
     pub fn head(&self) -> Result<Head, Error> {
         let head = self.repo.head().map_err(err(&self.path))?;
         let oid = head.id().map(|id| id.to_string());

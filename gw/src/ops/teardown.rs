@@ -541,7 +541,7 @@ fn registrations(ctx: &Ctx<'_>, targets: &[RepoEntry]) -> Vec<(usize, PathBuf, P
             return None;
         }
         let want = fsx::canonical(&r.worktree_path);
-        let wts = git::Repo::open(&r.source_repo)
+        let wts = git::Repo::open_again(&r.source_repo)
             .and_then(|g| g.worktrees())
             .ok()?;
         wts.into_iter()

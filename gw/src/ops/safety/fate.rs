@@ -60,7 +60,7 @@ pub fn fate_beside(r: &RepoEntry, force: bool, territory: &Territory, going: &[&
             r.worktree_path.display()
         ));
     }
-    let repo = match git::Repo::open(&r.source_repo) {
+    let repo = match git::Repo::open_again(&r.source_repo) {
         Ok(repo) => repo,
         Err(e) => return Fate::Keep(format!("kept branch {branch}: {e}")),
     };

@@ -18,7 +18,7 @@ use crate::git;
 /// the settings are written back, so the trash entry keeps the tip whatever the branch
 /// does next, and a branch that stays keeps its settings.
 pub(super) fn branch(source: &Path, branch: &str, tip: &str, keep: Option<&str>) -> Result<Done> {
-    let repo = git::Repo::open(source)?;
+    let repo = git::Repo::open_again(source)?;
     let Some(at) = repo.local_branch(branch) else {
         return Ok(Done::Absent);
     };
@@ -99,7 +99,7 @@ pub(super) fn branch(source: &Path, branch: &str, tip: &str, keep: Option<&str>)
 /// there (made whole under a temporary name, then renamed) and git removes it.
 pub(super) fn registration(source: &Path, path: &Path, keep: Option<&Path>) -> Result<Done> {
     let admin = || -> Result<Option<PathBuf>> {
-        Ok(git::Repo::open(source)?
+        Ok(git::Repo::open_again(source)?
             .worktrees()?
             .into_iter()
             .find(|w| !w.is_main && w.path == path)

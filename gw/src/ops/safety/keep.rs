@@ -79,7 +79,7 @@ fn pin(source: &Path, keep: &Path) -> Result<()> {
     ) else {
         return Ok(());
     };
-    let repo = git::Repo::open(source)?;
+    let repo = git::Repo::open_again(source)?;
     // The workspace's branch for this repository, as the entry's record says.
     let entry = keep.parent().and_then(Path::parent).unwrap_or(keep);
     let kept = trash::Record::read(&trash::Layout::of(entry).record())
