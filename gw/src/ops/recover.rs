@@ -197,6 +197,7 @@ pub fn wait_for_finishing(ctx: &Ctx<'_>) {
 /// Finishes or rolls back every interrupted operation. Refuses (recovers nothing) while a
 /// corrupt journal exists, since it might describe work on the same resources.
 pub fn recover_all(ctx: &Ctx<'_>) -> Result<Vec<Recovered>> {
+    journal::remove_orphan_locks(&ctx.home);
     let found = journal::scan(&ctx.home, true)?;
     if let Some(bad) = found.iter().find(|f| f.record.is_err()) {
         return Ok(vec![Recovered {

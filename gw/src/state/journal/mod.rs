@@ -388,6 +388,49 @@ pub fn serialise(path: &Path, record: &Record) -> Result<String, Error> {
     })
 }
 
+/// Removes the lock files in `operations/` left without their journal — an operation
+/// killed between the two removals of [`Journal::finish`] — whose process (the pid in the
+/// id) is gone and which nobody holds (a child of the operation still at work keeps it).
+/// A lock whose process lives is left: it may be making its journal. Returns how many went.
+pub fn remove_orphan_locks(home: &GroveHome) -> usize {
+    let dir = dir(home);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+        let Some(id) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".lock"))
+        else {
+            continue;
+        };
+        let pid = id.split('-').nth(1).and_then(|p| p.parse::<i32>().ok());
+        let alive = pid
+            .and_then(rustix::process::Pid::from_raw)
+            .is_none_or(|p| {
+                matches!(
+                    rustix::process::test_kill_process(p),
+                    Ok(()) | Err(rustix::io::Errno::PERM)
+                )
+            });
+        if alive || fsx::exists(&path.with_extension("json")) {
+            continue;
+        }
+        let Ok(lock) = std::fs::OpenOptions::new().write(true).open(&path) else {
+            continue;
+        };
+        if lock.try_lock().is_ok()
+            && !fsx::exists(&path.with_extension("json"))
+            && fsx::remove_file(&path).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 /// Removes a recovered journal and its lock file.
 pub fn remove(path: &Path) -> Result<(), Error> {
     fsx::remove_file(path)?;
@@ -414,6 +457,37 @@ fn crash_point(writes: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lock left without its journal by a process that is gone goes; one whose process
+    /// lives (it may be writing its journal), one with its journal, and one someone holds
+    /// stay.
+    #[test]
+    #[allow(clippy::disallowed_methods)]
+    fn a_lock_left_without_its_journal_by_a_process_gone_is_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = GroveHome::new(tmp.path());
+        let ops = dir(&home);
+        std::fs::create_dir_all(&ops).unwrap();
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let gone_pid = gone.id();
+        gone.wait().unwrap();
+        let me = std::process::id();
+        let lock =
+            |pid: u32, seq: u32| ops.join(format!("20261206T000000-{pid}-{seq}-sync-x.lock"));
+        for (pid, seq) in [(gone_pid, 0), (me, 1), (gone_pid, 2), (gone_pid, 3)] {
+            std::fs::write(lock(pid, seq), "").unwrap();
+        }
+        std::fs::write(lock(gone_pid, 2).with_extension("json"), "{}").unwrap();
+        let held = std::fs::File::open(lock(gone_pid, 3)).unwrap();
+        held.lock().unwrap();
+        assert_eq!(remove_orphan_locks(&home), 1);
+        assert!(!lock(gone_pid, 0).exists(), "gone, without its journal");
+        assert!(lock(me, 1).exists(), "its process lives");
+        assert!(lock(gone_pid, 2).exists(), "its journal is there");
+        assert!(lock(gone_pid, 3).exists(), "held");
+        drop(held);
+        assert_eq!(remove_orphan_locks(&home), 1);
+    }
 
     #[test]
     fn journal_round_trip_and_liveness() {
