@@ -130,8 +130,11 @@ impl Started {
         // A child that exits without reading it all fails on its own; its status says.
         let _ = stdin.write_all(input);
         drop(stdin);
-        let (out, err) = read_both(stdout, stderr)?;
-        Ok(Some((wait(pid)?, out, err)))
+        // Waited for even when its output could not be read: no child is left a zombie.
+        let read = read_both(stdout, stderr);
+        let status = wait(pid)?;
+        let (out, err) = read?;
+        Ok(Some((status, out, err)))
     }
 
     /// The command is not needed: it is killed before it reads anything (the end of its
